@@ -1,0 +1,3 @@
+from chronorank.cli import main
+
+raise SystemExit(main())
