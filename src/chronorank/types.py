@@ -8,7 +8,7 @@ so reranking 100k candidates does not build 100k Python objects.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, overload
@@ -198,7 +198,7 @@ class Ranking(Sequence[Hit]):
         time: np.ndarray,
         rank_before: np.ndarray,
         signals: Mapping[str, np.ndarray] | None = None,
-        notes: Mapping[int, tuple[str, ...]] | None = None,
+        notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | None = None,
         query: str = "",
         meta: Mapping[str, Any] | None = None,
     ) -> None:
@@ -212,7 +212,7 @@ class Ranking(Sequence[Hit]):
         self.time = time
         self.rank_before = rank_before
         self.signals = dict(signals or {})
-        self.notes = dict(notes or {})
+        self.notes = notes if callable(notes) else dict(notes or {})
         self.query = query
         self.meta: dict[str, Any] = dict(meta or {})
 
@@ -232,7 +232,7 @@ class Ranking(Sequence[Hit]):
             time=float(self.time[i]),
             payload=None if self.payloads is None else self.payloads[i],
             signals={k: float(v[i]) for k, v in self.signals.items()},
-            notes=self.notes.get(i, ()),
+            notes=self.notes(i) if callable(self.notes) else self.notes.get(i, ()),
         )
 
     @overload

@@ -1,0 +1,108 @@
+"""Reranking speed: chronorank vs tdw-rag 0.1.0, side by side in one run.
+
+1k, 10k and 100k dict candidates with ISO date strings; the reference time is pinned.
+Reports the median of several repeats for each library and the ratio, plus chronorank on
+pre-parsed columns (float epoch seconds), and the cost of materialising every Hit.
+
+    python benchmarks/rerank_speed.py [--repeats 7] [--out benchmarks/results/rerank_speed.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from chronorank import TemporalReranker
+
+NOW = datetime(2026, 8, 1, tzinfo=timezone.utc)
+QUERY = "what does the pro plan cost right now"
+
+
+def make_candidates(n: int, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    days = rng.integers(0, 3650, n)
+    base = np.datetime64("2026-08-01")
+    dates = np.datetime_as_string(base - days.astype("timedelta64[D]"), unit="D")
+    scores = rng.random(n)
+    return [
+        {"id": f"doc-{i}", "score": float(scores[i]), "date": str(dates[i]), "text": f"document {i}"}
+        for i in range(n)
+    ]
+
+
+def median_time(fn, repeats: int) -> float:
+    fn()  # warm-up
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--out", default="benchmarks/results/rerank_speed.json")
+    args = ap.parse_args()
+
+    try:
+        import tdw_rag
+    except ImportError:  # pragma: no cover - the bench extra installs it
+        tdw_rag = None
+
+    ours = TemporalReranker("exponential(half_life_days=180)", gate=0.8)
+    rows = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        cands = make_candidates(n)
+        row: dict = {"n": n}
+        # rerank() ranks every candidate; hits are built lazily, so read the top 10 as a caller would
+        row["chronorank_s"] = median_time(lambda: ours.rerank(QUERY, cands, now=NOW)[:10], args.repeats)
+        row["chronorank_all_hits_s"] = median_time(
+            lambda: list(ours.rerank(QUERY, cands, now=NOW)), max(3, args.repeats // 2)
+        )
+        scores = np.array([c["score"] for c in cands])
+        times = np.array([datetime.fromisoformat(c["date"]).replace(tzinfo=timezone.utc).timestamp() for c in cands])
+        row["chronorank_columns_s"] = median_time(
+            lambda: ours.rerank_columns(QUERY, scores, times, now=NOW, top_k=10), args.repeats
+        )
+        if tdw_rag is not None:
+            peer = tdw_rag.TemporalReranker(
+                "exponential", half_life_days=180, gate=0.8, reference_date=NOW.replace(tzinfo=None)
+            )
+            reps = args.repeats if n <= 10000 else max(3, args.repeats // 2)
+            row["tdw_rag_s"] = median_time(lambda: peer.rerank(QUERY, cands)[:10], reps)
+            row["ratio"] = row["tdw_rag_s"] / row["chronorank_s"]
+            row["ratio_all_hits"] = row["tdw_rag_s"] / row["chronorank_all_hits_s"]
+            row["tdw_rag_us_per_candidate"] = row["tdw_rag_s"] / n * 1e6
+        row["chronorank_us_per_candidate"] = row["chronorank_s"] / n * 1e6
+        rows.append(row)
+        print(
+            f"n={n:>7}  chronorank {row['chronorank_s'] * 1e3:8.2f} ms"
+            f"  (all hits {row['chronorank_all_hits_s'] * 1e3:8.2f} ms, columns {row['chronorank_columns_s'] * 1e3:6.2f} ms)"
+            + (f"  tdw-rag {row['tdw_rag_s'] * 1e3:9.2f} ms  ratio {row['ratio']:6.1f}x"
+               f" (all hits {row['ratio_all_hits']:5.1f}x)" if "tdw_rag_s" in row else "")
+        )
+    out = {
+        "benchmark": "rerank_speed",
+        "reference_time": NOW.isoformat(),
+        "repeats": args.repeats,
+        "machine": {"python": platform.python_version(), "processor": platform.machine()},
+        "tdw_rag_version": getattr(tdw_rag, "__version__", None) if tdw_rag else None,
+        "rows": rows,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

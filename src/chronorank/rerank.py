@@ -1,0 +1,376 @@
+"""TemporalReranker: rerank any list of scored, dated candidates. Pure pipeline, no I/O.
+
+intent (gate) -> kernel -> validity/versions -> fusion, all on columns; see
+:mod:`chronorank.temporal` for how each intent mode is applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter, itemgetter
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+from chronorank.temporal import TemporalConfig, TemporalResult, apply_temporal
+from chronorank.types import Intent, Ranking
+
+GateLike = bool | float | Callable[[str], float] | Any
+BAD_SCORE_POLICIES = ("raise", "drop", "zero")
+DUPLICATE_POLICIES = ("raise", "keep")
+
+
+class TemporalReranker:
+    """Rerank candidates by similarity and document time.
+
+    ``kernel`` is a spec string (``"weibull(half_life_days=90, shape=2)"``), a kernel name
+    plus ``**kernel_params``, a kernel object or any callable ``age_days -> weights``.
+
+    ``gate``: ``True`` parses the query's temporal intent (mode, target, sensitivity and the
+    topical query) with the lexical parser; a float fixes the sensitivity; ``False`` means
+    always full strength; a callable ``query -> float`` (or any object with
+    ``intent(query, now) -> Intent``) supplies it.
+
+    Policies: ``missing_date`` (neutral | keep | penalise | drop | raise), ``future``
+    (clamp | not_yet_valid | symmetric), ``bad_score`` for NaN/inf/non-numeric similarity
+    (raise | drop | zero), ``duplicates`` for repeated ids (raise | keep).
+    """
+
+    def __init__(
+        self,
+        kernel: Any = None,
+        strength: float = 1.0,
+        combine: str = "gated_multiply",
+        missing_date: str = "neutral",
+        future: str = "clamp",
+        gate: GateLike = True,
+        date_field: str = "date",
+        score_field: str = "score",
+        id_field: str = "id",
+        *,
+        valid_from_field: str = "valid_from",
+        valid_to_field: str = "valid_to",
+        group_key: str | Callable[[Any], Any] | None = None,
+        relative_recency: float | None = None,
+        not_yet_valid: str = "zero",
+        expired_factor: float = 0.5,
+        bad_score: str = "raise",
+        duplicates: str = "raise",
+        tz: str = "UTC",
+        **kernel_params: Any,
+    ) -> None:
+        from chronorank.kernels import get_kernel
+
+        k = get_kernel(kernel, **kernel_params) if (kernel_params or kernel is not None) else get_kernel()
+        self.config = TemporalConfig(
+            kernel=k,
+            strength=strength,
+            combine=combine,
+            missing_date=missing_date,
+            future=future,
+            not_yet_valid=not_yet_valid,
+            expired_factor=expired_factor,
+            relative_recency=relative_recency,
+        )
+        if bad_score not in BAD_SCORE_POLICIES:
+            raise InvalidInput(f"bad_score={bad_score!r}; use one of {list(BAD_SCORE_POLICIES)}")
+        if duplicates not in DUPLICATE_POLICIES:
+            raise InvalidInput(f"duplicates={duplicates!r}; use one of {list(DUPLICATE_POLICIES)}")
+        if isinstance(gate, bool) or gate is None:
+            pass
+        elif isinstance(gate, (int, float)):
+            if not 0.0 <= float(gate) <= 1.0:
+                raise InvalidInput(f"gate={gate!r}: a fixed gate must lie in [0, 1]")
+        elif not callable(gate) and not hasattr(gate, "intent"):
+            raise InvalidInput(f"gate={gate!r}: use True, False, a float in [0, 1] or a callable query -> float")
+        self.gate = gate
+        self.date_field = date_field
+        self.score_field = score_field
+        self.id_field = id_field
+        self.valid_from_field = valid_from_field
+        self.valid_to_field = valid_to_field
+        self.group_key = group_key
+        self.bad_score = bad_score
+        self.duplicates = duplicates
+        self.tz = tz
+        self._lexical: Any = None
+
+    # -- configuration -------------------------------------------------------------------
+
+    @property
+    def kernel(self) -> Any:
+        return self.config.kernel
+
+    def __repr__(self) -> str:
+        return (
+            f"TemporalReranker(kernel={self.config.kernel!r}, strength={self.config.strength:g}, "
+            f"combine={self.config.combine!r}, missing_date={self.config.missing_date!r}, "
+            f"future={self.config.future!r}, gate={self.gate!r})"
+        )
+
+    # -- intent --------------------------------------------------------------------------
+
+    def intent(self, query: str, now: Any = None) -> Intent:
+        """The temporal intent the reranker applies to ``query`` at ``now``."""
+        from chronorank.timeparse import resolve_now
+
+        now_s = resolve_now(now)
+        return self._intent(query, now_s)
+
+    def _intent(self, query: str, now_s: float) -> Intent:
+        gate = self.gate
+        q = "" if query is None else str(query)
+        if gate is True:
+            if self._lexical is None:
+                from chronorank.intent import parse
+
+                self._lexical = parse
+            return self._lexical(q, now=now_s)
+        if gate is False or gate is None:
+            return Intent(query=q, time_sensitivity=1.0, mode="recent", topical_query=q)
+        if isinstance(gate, (int, float)):
+            return Intent(query=q, time_sensitivity=float(gate), mode="recent", topical_query=q)
+        if hasattr(gate, "intent"):
+            return gate.intent(q, now_s)
+        value = float(gate(q))
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise InvalidInput(f"the gate returned {value!r} for {q!r}; a gate must return a number in [0, 1]")
+        return Intent(query=q, time_sensitivity=value, mode="recent", topical_query=q)
+
+    # -- reranking -----------------------------------------------------------------------
+
+    def rerank(
+        self,
+        query: str,
+        candidates: Sequence[Any] | Mapping[str, Any],
+        top_k: int | None = None,
+        now: Any = None,
+    ) -> Ranking:
+        """Rerank dicts, dataclasses/objects, or columns (a mapping with ``scores`` and ``times``)."""
+        if isinstance(candidates, Mapping):
+            if "scores" not in candidates or "times" not in candidates:
+                raise InvalidInput(
+                    "columns input needs 'scores' and 'times' keys (optional: 'ids', 'payloads', "
+                    f"'valid_from', 'valid_to', 'groups'); got keys {sorted(candidates)}"
+                )
+            c = candidates
+            return self.rerank_columns(
+                query, c["scores"], c["times"], ids=c.get("ids"), payloads=c.get("payloads"),
+                top_k=top_k, now=now, valid_from=c.get("valid_from"), valid_to=c.get("valid_to"),
+                groups=c.get("groups"),
+            )
+        items = candidates if isinstance(candidates, (list, tuple)) else list(candidates)
+        n = len(items)
+        ids = self._column(items, self.id_field, None)
+        if ids is None:
+            ids = list(range(n))
+        scores_raw = self._column(items, self.score_field, None)
+        if scores_raw is None:
+            raise InvalidInput(
+                f"candidates have no {self.score_field!r} field; pass score_field='...' naming "
+                "the similarity field, or give columns {'scores': ..., 'times': ...}"
+            )
+        dates = self._column(items, self.date_field, None)
+        vf = self._column(items, self.valid_from_field, None)
+        vt = self._column(items, self.valid_to_field, None)
+        groups = None
+        if self.group_key is not None:
+            from chronorank.validity import group_codes, resolve_group_keys
+
+            groups = group_codes(resolve_group_keys(items, self.group_key))
+        return self.rerank_columns(
+            query, scores_raw, dates if dates is not None else [None] * n, ids=ids, payloads=items,
+            top_k=top_k, now=now, valid_from=vf, valid_to=vt, groups=groups,
+        )
+
+    def rerank_columns(
+        self,
+        query: str,
+        scores: Any,
+        times: Any,
+        *,
+        ids: Sequence[Any] | None = None,
+        payloads: Sequence[Any] | None = None,
+        top_k: int | None = None,
+        now: Any = None,
+        valid_from: Any = None,
+        valid_to: Any = None,
+        groups: Any = None,
+    ) -> Ranking:
+        """Rerank columns: similarity scores and times (epoch seconds or anything parseable)."""
+        from chronorank.timeparse import resolve_now
+
+        now_s = resolve_now(now)
+        sim, ok = self._scores(scores, ids)
+        t = self._times(times)
+        n = sim.shape[0]
+        if t.shape[0] != n:
+            raise InvalidInput(f"got {n} scores but {t.shape[0]} times; pass one time per candidate")
+        if ids is None:
+            ids = list(range(n))
+        elif len(ids) != n:
+            raise InvalidInput(f"got {n} scores but {len(ids)} ids")
+        if self.duplicates == "raise" and n and len(set(ids)) != n:
+            seen: set[Any] = set()
+            dup = [i for i in ids if i in seen or seen.add(i)]  # type: ignore[func-returns-value]
+            raise InvalidInput(
+                f"duplicate candidate ids {sorted(set(map(str, dup)))[:5]}: chronorank does not merge "
+                "them silently; deduplicate first or pass duplicates='keep'"
+            )
+        vf = None if valid_from is None else self._times(valid_from)
+        vt = None if valid_to is None else self._times(valid_to)
+        g = None if groups is None else np.asarray(groups, dtype=np.int64)
+        intent = self._intent(query, now_s)
+        res = apply_temporal(
+            sim, t, intent=intent, now=now_s, config=self.config,
+            valid_from=vf, valid_to=vt, groups=g, ids=ids,
+        )
+        return self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
+
+    def explain(self, query: str, candidates: Any, now: Any = None, top_k: int | None = None) -> str:
+        """Readable trace: query, kernel, gate and strength, then one line a document."""
+        return self.rerank(query, candidates, top_k=top_k, now=now).explain()
+
+    def explain_records(self, query: str, candidates: Any, now: Any = None) -> list[dict[str, Any]]:
+        """The same trace as a list of dicts, for programs."""
+        return self.rerank(query, candidates, now=now).explain_records()
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _ranking(
+        self,
+        query: str,
+        ids: Sequence[Any],
+        payloads: Sequence[Any] | None,
+        sim: np.ndarray,
+        res: TemporalResult,
+        ok: np.ndarray | None,
+        intent: Intent,
+        top_k: int | None,
+    ) -> Ranking:
+        n = sim.shape[0]
+        keep = res.keep if ok is None else (res.keep & ok)
+        score = res.score
+        if keep.all():
+            order = _top_order(score, top_k)
+        else:
+            idx = np.flatnonzero(keep)
+            order = idx[_top_order(score[idx], top_k)]
+        rank_before = np.empty(n, dtype=np.int64)
+        rank_before[np.argsort(-sim, kind="stable")] = np.arange(1, n + 1)
+        kernel = self.config.kernel
+        meta = {
+            "kernel": repr(kernel),
+            "half_life_days": kernel.half_life() if hasattr(kernel, "half_life") else None,
+            "combine": self.config.combine,
+            "gate": intent.time_sensitivity,
+            "strength": self.config.strength,
+            "effective_strength": res.effective_strength,
+            "intent": intent,
+            "now": res.reference_time,
+        }
+        return Ranking(
+            ids=ids, payloads=payloads, order=order, score=score, similarity=sim,
+            decay=res.decay, age_days=res.age_days, time=res.start, rank_before=rank_before,
+            notes=res.note, query=query, meta=meta,
+        )
+
+    def _scores(self, scores: Any, ids: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
+        try:
+            sim = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            sim = np.array([_to_float(s) for s in scores], dtype=np.float64)
+        if sim.ndim != 1:
+            raise InvalidInput(f"scores must be a 1-D sequence of numbers, got shape {sim.shape}")
+        bad = ~np.isfinite(sim)
+        if not bad.any():
+            return sim, None
+        if self.bad_score == "raise":
+            i = int(np.flatnonzero(bad)[0])
+            who = ids[i] if ids is not None and i < len(ids) else f"#{i}"
+            raw = scores[i] if isinstance(scores, (list, tuple)) else sim[i]
+            raise InvalidInput(
+                f"candidate {who!r} has {self.score_field}={raw!r}; scores must be finite numbers. "
+                "Fix the score, or pass bad_score='drop' (leave it out) or 'zero' (score it 0)"
+            )
+        sim = sim.copy()
+        sim[bad] = 0.0
+        return sim, (~bad if self.bad_score == "drop" else None)
+
+    def _times(self, values: Any) -> np.ndarray:
+        arr = values if isinstance(values, np.ndarray) else None
+        if arr is not None and arr.dtype.kind == "f":
+            return arr.astype(np.float64, copy=False)
+        from chronorank.timeparse import parse_times
+
+        return parse_times(values, tz=self.tz)
+
+    def _column(self, items: Sequence[Any], name: str, default: Any) -> list[Any] | None:
+        """One field from every candidate, with a fast path for uniform dicts / objects."""
+        if not items:
+            return []
+        first = items[0]
+        try:
+            if isinstance(first, dict):
+                return list(map(itemgetter(name), items))
+            if not isinstance(first, Mapping):
+                return list(map(attrgetter(name), items))
+        except (KeyError, AttributeError, TypeError):
+            pass
+        out = [_field(it, name, _MISSING) for it in items]
+        if all(v is _MISSING for v in out):
+            return None
+        return [default if v is _MISSING else v for v in out]
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()
+
+
+def _field(item: Any, name: str, default: Any) -> Any:
+    if isinstance(item, Mapping):
+        if name in item:
+            return item[name]
+        meta = item.get("metadata")
+        if isinstance(meta, Mapping) and name in meta:
+            return meta[name]
+        return default
+    if dataclasses.is_dataclass(item) or hasattr(item, name):
+        return getattr(item, name, default)
+    meta = getattr(item, "metadata", None)
+    if isinstance(meta, Mapping):
+        return meta.get(name, default)
+    return default
+
+
+def _to_float(v: Any) -> float:
+    if isinstance(v, bool):
+        return math.nan
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _top_order(score: np.ndarray, top_k: int | None) -> np.ndarray:
+    """Indices best first; ties keep input order. Partial sort when top_k is small."""
+    n = score.shape[0]
+    if top_k is not None:
+        if top_k < 0:
+            raise InvalidInput(f"top_k must be >= 0, got {top_k}")
+        if top_k == 0:
+            return np.zeros(0, dtype=np.int64)
+        if top_k < n // 4:
+            part = np.argpartition(-score, top_k - 1)[:top_k]
+            # include every candidate tied with the k-th score so stable order stays exact
+            kth = score[part].min()
+            part = np.flatnonzero(score >= kth)
+            return part[np.argsort(-score[part], kind="stable")][:top_k]
+    order = np.argsort(-score, kind="stable")
+    return order if top_k is None else order[:top_k]

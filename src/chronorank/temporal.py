@@ -1,0 +1,293 @@
+"""The temporal layer: intent + kernel + validity -> decay weights -> fused scores.
+
+Pure and columnar: every input is an array over the candidates (or the whole corpus, for
+the index), nothing here does I/O. The reranker, the index and the stores' client-side
+fallback all call :func:`apply_temporal`, so they rank identically.
+
+How a query's intent is applied (T is the reference time):
+
+- ``recent``: T = now; effective strength = strength x time_sensitivity.
+- ``as_of``: T = end of the target (the state *as of* that day/month/year); documents
+  that start after T are not yet valid.
+- ``range``: documents whose start lies inside the target are at distance 0; others are
+  decayed by their distance to the interval.
+- ``specific`` / ``timeless``: effective strength 0 -- no pressure towards recency.
+
+A document's start is ``valid_from`` when present, else its date. A document whose
+validity ended before T (explicit ``valid_to``, or superseded by the next version in its
+chain) is decayed by how long ago it ended, times ``expired_factor``.
+
+Relative recency (``relative_recency=r``): for ``recent`` and ``as_of`` queries ages are
+counted from the newest start among the query's topical neighbourhood -- the
+``neighbourhood`` most similar candidates whose similarity is at least r x the best --
+instead of from T, so the newest release of a project that stopped releasing two years
+ago still counts as fresh.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+from chronorank.fusion import combine, resolve_strategy
+from chronorank.types import DAY, Intent, format_epoch
+from chronorank.validity import build_chains
+
+MISSING_POLICIES = ("neutral", "keep", "penalise", "drop", "raise")
+FUTURE_POLICIES = ("clamp", "not_yet_valid", "symmetric")
+NOT_YET_VALID_POLICIES = ("zero", "exclude")
+_MISSING_ALIASES = {"penalize": "penalise", "median": "neutral", "ignore": "keep"}
+
+
+def _default_kernel() -> Any:
+    from chronorank.kernels import get_kernel
+
+    return get_kernel("exponential(half_life_days=180)")
+
+
+@dataclass(frozen=True)
+class TemporalConfig:
+    """Every policy of the temporal layer as an explicit, validated parameter."""
+
+    kernel: Any = field(default_factory=_default_kernel)
+    strength: float = 1.0
+    combine: str = "gated_multiply"
+    missing_date: str = "neutral"
+    future: str = "clamp"
+    not_yet_valid: str = "zero"
+    expired_factor: float = 0.5
+    relative_recency: float | None = None
+    neighbourhood: int = 20
+    range_slope: float = 0.0
+
+    def __post_init__(self) -> None:
+        from chronorank.kernels import get_kernel
+
+        object.__setattr__(self, "kernel", get_kernel(self.kernel))
+        object.__setattr__(self, "combine", resolve_strategy(self.combine))
+        md = _MISSING_ALIASES.get(self.missing_date, self.missing_date)
+        object.__setattr__(self, "missing_date", md)
+        _check_choice("missing_date", md, MISSING_POLICIES)
+        _check_choice("future", self.future, FUTURE_POLICIES)
+        _check_choice("not_yet_valid", self.not_yet_valid, NOT_YET_VALID_POLICIES)
+        _check_unit("strength", self.strength)
+        _check_unit("expired_factor", self.expired_factor)
+        _check_unit("range_slope", self.range_slope)
+        if self.relative_recency is not None:
+            _check_unit("relative_recency", self.relative_recency)
+        if int(self.neighbourhood) < 1:
+            raise InvalidInput(f"neighbourhood must be >= 1, got {self.neighbourhood!r}")
+
+    def spec(self) -> str:
+        """The configuration as one spec string (the same grammar as kernels)."""
+        rr = "none" if self.relative_recency is None else f"{self.relative_recency:g}"
+        return (
+            f"temporal(kernel={self.kernel!r}, strength={self.strength:g}, combine={self.combine!r}, "
+            f"missing_date={self.missing_date!r}, future={self.future!r}, "
+            f"not_yet_valid={self.not_yet_valid!r}, expired_factor={self.expired_factor:g}, "
+            f"relative_recency={rr}, neighbourhood={int(self.neighbourhood)}, "
+            f"range_slope={self.range_slope:g})"
+        )
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InvalidInput(f"{name}={value!r} is not a known policy; use one of {list(allowed)}")
+
+
+def _check_unit(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+        raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}")
+
+
+@dataclass
+class TemporalResult:
+    """Columns produced by :func:`apply_temporal`, aligned to the input order."""
+
+    score: np.ndarray
+    decay: np.ndarray
+    age_days: np.ndarray
+    start: np.ndarray
+    keep: np.ndarray  # False for documents removed by a policy (drop / exclude)
+    effective_strength: float
+    reference_time: float
+    anchor_time: float
+    mode: str
+    expired: np.ndarray
+    not_yet_valid: np.ndarray
+    undated: np.ndarray
+    successor: np.ndarray
+    end: np.ndarray
+    ids: Sequence[Any] | None = None
+
+    def note(self, i: int) -> tuple[str, ...]:
+        """Why document i got its weight, in words (built on demand, never for every row)."""
+        out: list[str] = []
+        if self.undated[i]:
+            out.append("undated: weight from the missing-date policy")
+        if self.not_yet_valid[i]:
+            out.append(
+                f"not yet valid at {format_epoch(self.reference_time)} "
+                f"(starts {format_epoch(self.start[i])})"
+            )
+        if self.expired[i]:
+            j = int(self.successor[i])
+            if j >= 0:
+                who = self.ids[j] if self.ids is not None else f"#{j}"
+                out.append(f"superseded by {who} on {format_epoch(self.end[i])}")
+            else:
+                out.append(f"expired on {format_epoch(self.end[i])}")
+        return tuple(out)
+
+    @property
+    def notes(self) -> Callable[[int], tuple[str, ...]]:
+        return self.note
+
+
+def apply_temporal(
+    similarity: np.ndarray | Sequence[float],
+    times: np.ndarray | Sequence[float],
+    *,
+    intent: Intent | None = None,
+    now: float,
+    config: TemporalConfig | None = None,
+    valid_from: np.ndarray | None = None,
+    valid_to: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
+    ids: Sequence[Any] | None = None,
+) -> TemporalResult:
+    """Score candidates by similarity and time under ``intent`` (see the module docstring).
+
+    ``times``/``valid_from``/``valid_to`` are float64 epoch seconds with NaN for missing;
+    ``groups`` are int version-chain codes (-1 = no chain). Returns the fused score, decay
+    weight, age in days, and the masks the explanations are built from.
+    """
+    cfg = config or TemporalConfig()
+    sim = np.asarray(similarity, dtype=np.float64)
+    t = np.asarray(times, dtype=np.float64)
+    n = sim.shape[0]
+    if t.shape != (n,):
+        raise InvalidInput(f"times has shape {t.shape} but similarity has {n} rows; pass one time per candidate")
+    if n and not np.isfinite(sim).all():
+        bad = int(np.flatnonzero(~np.isfinite(sim))[0])
+        who = ids[bad] if ids is not None else f"#{bad}"
+        raise InvalidInput(
+            f"similarity of candidate {who!r} is {sim[bad]!r}; scores must be finite numbers "
+            "(drop or fix that candidate, e.g. replace NaN with 0.0)"
+        )
+    start = t if valid_from is None else np.where(np.isnan(valid_from), t, valid_from)
+    explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
+    chains = build_chains(start, groups)
+    end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
+
+    mode = intent.mode if intent is not None else "recent"
+    sens = intent.time_sensitivity if intent is not None else 1.0
+    target = intent.target if intent is not None else None
+    strength = 0.0 if mode in ("specific", "timeless") else cfg.strength * sens
+    if not math.isfinite(now):
+        raise InvalidInput(f"now must be a finite time, got {now!r}")
+
+    undated = np.isnan(start)
+    nyv = np.zeros(n, dtype=bool)
+    expired = np.zeros(n, dtype=bool)
+    kernel = cfg.kernel
+    with np.errstate(invalid="ignore"):
+        if mode == "range" and target is not None:
+            ref = min(target.end, now) if math.isfinite(target.end) else now
+            lo, hi = target.start, target.end
+            dist = np.where(start < lo, lo - start, np.where(start >= hi, start - hi, 0.0))
+            if not math.isfinite(hi):
+                dist = np.where(start >= hi, 0.0, dist)
+            age = dist / DAY
+            weight = kernel(age)
+            if cfg.range_slope and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+                inside = (start >= lo) & (start < hi)
+                frac = np.clip((hi - start) / (hi - lo), 0.0, 1.0)
+                weight = np.where(inside, weight * (1.0 - cfg.range_slope * frac), weight)
+            anchor = ref
+        else:
+            if mode == "as_of" and target is not None:
+                ref = target.end if math.isfinite(target.end) else now
+            else:
+                ref = now
+            future = start > ref
+            if mode == "as_of" or cfg.future == "not_yet_valid":
+                nyv = future
+            anchor = ref
+            if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
+                anchor = _neighbourhood_anchor(sim, start, ref, cfg.relative_recency, int(cfg.neighbourhood))
+            expired = ~np.isnan(end) & (end <= ref) & ~undated
+            base = np.where(expired, end, start)
+            age = (anchor - base) / DAY
+            if cfg.future == "symmetric" and mode == "recent":
+                age = np.where(future, (start - ref) / DAY, age)
+            age = np.maximum(age, 0.0)
+            weight = kernel(age)
+            weight = np.where(expired, weight * cfg.expired_factor, weight)
+            weight = np.where(nyv, 0.0, weight)
+            # ages shown to users are measured from the reference time, not the anchor
+            age = np.where(future, (ref - start) / DAY, (ref - base) / DAY)
+
+    keep = np.ones(n, dtype=bool)
+    if undated.any():
+        weight = np.asarray(weight, dtype=np.float64).copy()
+        dated_w = weight[~undated]
+        policy = cfg.missing_date
+        if policy == "raise":
+            bad = int(np.flatnonzero(undated)[0])
+            who = ids[bad] if ids is not None else f"#{bad}"
+            raise InvalidInput(
+                f"candidate {who!r} has no usable date; give it a date or choose "
+                "missing_date='neutral', 'keep', 'penalise' or 'drop'"
+            )
+        if policy == "neutral":
+            fill = float(np.median(dated_w)) if dated_w.size else 1.0
+        elif policy == "keep":
+            fill = 1.0
+        elif policy == "penalise":
+            fill = float(dated_w.min()) if dated_w.size else 1.0
+        else:  # drop
+            fill = 0.0
+            keep &= ~undated
+        weight[undated] = fill
+    if cfg.not_yet_valid == "exclude":
+        keep &= ~nyv
+
+    score = combine(sim, weight, cfg.combine, strength) if n else np.zeros(0)
+    return TemporalResult(
+        score=score,
+        decay=np.asarray(weight, dtype=np.float64),
+        age_days=np.asarray(age, dtype=np.float64),
+        start=start,
+        keep=keep,
+        effective_strength=strength,
+        reference_time=ref,
+        anchor_time=anchor,
+        mode=mode,
+        expired=expired,
+        not_yet_valid=nyv,
+        undated=undated,
+        successor=chains.successor,
+        end=end,
+        ids=ids,
+    )
+
+
+def _neighbourhood_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: float, size: int) -> float:
+    """Newest start among the most similar candidates (within ``ratio`` of the best) valid at ref."""
+    eligible = ~np.isnan(start) & (start <= ref)
+    if not eligible.any():
+        return ref
+    cand = np.flatnonzero(eligible)
+    s = sim[cand]
+    k = min(size, cand.size)
+    top = cand[np.argpartition(-s, k - 1)[:k]] if k < cand.size else cand
+    best = float(sim[top].max())
+    if best > 0:
+        top = top[sim[top] >= ratio * best]
+    return float(start[top].max()) if top.size else ref

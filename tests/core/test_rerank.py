@@ -1,0 +1,273 @@
+import dataclasses
+import math
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chronorank import TemporalReranker
+from chronorank.errors import InvalidInput
+from chronorank.types import DAY, Intent, Interval, Ranking
+
+NOW = "2026-06-01"
+NOW_S = datetime(2026, 6, 1, tzinfo=timezone.utc).timestamp()
+
+PRICING = [
+    {"id": "p2021", "score": 0.84, "date": "2021-03-11", "text": "Pro plan: 12 dollars per seat."},
+    {"id": "p2023", "score": 0.82, "date": "2023-08-02", "text": "Pro plan: 18 dollars per seat."},
+    {"id": "p2026", "score": 0.79, "date": "2026-05-14", "text": "Pro plan: 25 dollars per seat."},
+]
+
+
+def epoch(s: str) -> float:
+    return datetime.fromisoformat(s).replace(tzinfo=timezone.utc).timestamp()
+
+
+class FixedIntent:
+    """A gate that returns a fixed intent: isolates the temporal layer from the parser."""
+
+    def __init__(self, mode, target=None, sensitivity=1.0):
+        self.mode, self.target, self.sensitivity = mode, target, sensitivity
+
+    def __call__(self, query):
+        return self.sensitivity
+
+    def intent(self, query, now):
+        return Intent(query=query, time_sensitivity=self.sensitivity, mode=self.mode,
+                      target=self.target, topical_query=query)
+
+
+def test_fresh_pricing_page_wins_at_full_strength():
+    r = TemporalReranker("exponential", half_life_days=180, gate=False)
+    ranking = r.rerank("what does the pro plan cost", PRICING, now=NOW)
+    assert isinstance(ranking, Ranking)
+    assert ranking.ranked_ids == ["p2026", "p2023", "p2021"]
+    top = ranking[0]
+    assert top.rank_before == 3 and top.rank_after == 1 and top.rank_delta == 2
+    age = (NOW_S - epoch("2026-05-14")) / DAY
+    assert top.age_days == pytest.approx(age)
+    assert top.decay == pytest.approx(0.5 ** (age / 180))
+    assert top.score == pytest.approx(0.79 * top.decay)
+    assert top.payload is PRICING[2]
+
+
+def test_dicts_dataclasses_and_columns_agree():
+    @dataclasses.dataclass
+    class Cand:
+        id: str
+        score: float
+        date: str
+
+    r = TemporalReranker("weibull(half_life_days=400, shape=1.5)", strength=0.7, gate=False)
+    a = r.rerank("q", PRICING, now=NOW)
+    b = r.rerank("q", [Cand(d["id"], d["score"], d["date"]) for d in PRICING], now=NOW)
+    c = r.rerank("q", {"scores": [d["score"] for d in PRICING],
+                       "times": [d["date"] for d in PRICING],
+                       "ids": [d["id"] for d in PRICING]}, now=NOW)
+    assert a.ranked_ids == b.ranked_ids == c.ranked_ids
+    np.testing.assert_allclose([h.score for h in a], [h.score for h in c])
+    assert type(a[0]) is type(b[0]) is type(c[0])
+
+
+def test_strength_zero_keeps_similarity_order():
+    r = TemporalReranker(strength=0.0, gate=False)
+    assert r.rerank("q", PRICING, now=NOW).ranked_ids == ["p2021", "p2023", "p2026"]
+
+
+def test_fixed_gate_scales_strength():
+    r = TemporalReranker("exponential(half_life_days=180)", strength=0.8, gate=0.5)
+    ranking = r.rerank("q", PRICING, now=NOW)
+    assert ranking.meta["effective_strength"] == pytest.approx(0.4)
+    h = next(h for h in ranking if h.id == "p2021")
+    assert h.score == pytest.approx(0.84 * (1 - 0.4 + 0.4 * h.decay))
+
+
+def test_callable_gate_out_of_range_is_rejected():
+    r = TemporalReranker(gate=lambda q: 1.7)
+    with pytest.raises(InvalidInput, match=r"\[0, 1\]"):
+        r.rerank("q", PRICING, now=NOW)
+
+
+def test_now_is_pinned_not_the_wall_clock():
+    r = TemporalReranker(gate=False)
+    a = r.rerank("q", PRICING, now="2024-01-01")
+    b = r.rerank("q", PRICING, now="2024-01-01")
+    assert [h.score for h in a] == [h.score for h in b]
+    # in 2024 the 2026 page does not exist yet: clamped to age 0 by default
+    h = next(h for h in a if h.id == "p2026")
+    assert h.decay == 1.0
+
+
+def test_future_policies():
+    docs = [{"id": "old", "score": 0.9, "date": "2026-01-01"},
+            {"id": "future", "score": 0.8, "date": "2026-07-01"}]
+    k = "exponential(half_life_days=30)"
+    clamp = TemporalReranker(k, gate=False, future="clamp").rerank("q", docs, now=NOW)
+    nyv = TemporalReranker(k, gate=False, future="not_yet_valid").rerank("q", docs, now=NOW)
+    sym = TemporalReranker(k, gate=False, future="symmetric").rerank("q", docs, now=NOW)
+    get = lambda rk: {h.id: h for h in rk}  # noqa: E731
+    assert get(clamp)["future"].decay == 1.0
+    assert get(nyv)["future"].decay == 0.0
+    assert "not yet valid" in " ".join(get(nyv)["future"].notes)
+    days_ahead = (epoch("2026-07-01") - NOW_S) / DAY
+    assert get(sym)["future"].decay == pytest.approx(0.5 ** (days_ahead / 30))
+
+
+@pytest.mark.parametrize("policy", ["neutral", "keep", "penalise", "drop", "raise"])
+def test_missing_date_policies(policy):
+    docs = PRICING + [{"id": "undated", "score": 0.5, "date": None}]
+    r = TemporalReranker("exponential(half_life_days=365)", gate=False, missing_date=policy)
+    if policy == "raise":
+        with pytest.raises(InvalidInput, match="undated"):
+            r.rerank("q", docs, now=NOW)
+        return
+    ranking = r.rerank("q", docs, now=NOW)
+    by_id = {h.id: h for h in ranking}
+    dated = [by_id[d["id"]].decay for d in PRICING]
+    if policy == "drop":
+        assert "undated" not in by_id and len(ranking) == 3
+        return
+    expected = {"neutral": float(np.median(dated)), "keep": 1.0, "penalise": min(dated)}[policy]
+    assert by_id["undated"].decay == pytest.approx(expected)
+    assert math.isnan(by_id["undated"].age_days)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "high", None])
+def test_bad_scores_name_the_candidate(bad):
+    docs = [dict(PRICING[0]), dict(PRICING[1], score=bad)]
+    with pytest.raises(InvalidInput, match="p2023"):
+        TemporalReranker(gate=False).rerank("q", docs, now=NOW)
+
+
+def test_bad_score_policies_drop_and_zero():
+    docs = [dict(PRICING[0]), dict(PRICING[1], score=float("nan")), dict(PRICING[2])]
+    dropped = TemporalReranker(gate=False, bad_score="drop").rerank("q", docs, now=NOW)
+    assert "p2023" not in dropped.ranked_ids and len(dropped) == 2
+    zeroed = TemporalReranker(gate=False, bad_score="zero").rerank("q", docs, now=NOW)
+    assert zeroed.ranked_ids[-1] == "p2023" and zeroed[-1].similarity == 0.0
+
+
+def test_duplicate_ids_are_reported_not_merged():
+    docs = PRICING + [dict(PRICING[0])]
+    with pytest.raises(InvalidInput, match="p2021"):
+        TemporalReranker(gate=False).rerank("q", docs, now=NOW)
+    kept = TemporalReranker(gate=False, duplicates="keep").rerank("q", docs, now=NOW)
+    assert len(kept) == 4
+
+
+def test_empty_input_gives_empty_ranking():
+    ranking = TemporalReranker(gate=False).rerank("q", [], now=NOW)
+    assert len(ranking) == 0 and list(ranking) == []
+
+
+def test_top_k_returns_best_k_in_order():
+    rng = np.random.default_rng(0)
+    n = 500
+    scores = rng.random(n)
+    times = NOW_S - rng.random(n) * 1000 * DAY
+    r = TemporalReranker(gate=False)
+    full = r.rerank_columns("q", scores, times, now=NOW)
+    top = r.rerank_columns("q", scores, times, now=NOW, top_k=10)
+    assert top.ranked_ids == full.ranked_ids[:10]
+
+
+@given(
+    scores=st.lists(st.floats(0, 1), min_size=0, max_size=30),
+    seed=st.integers(0, 1000),
+    strength=st.floats(0, 1),
+    combine=st.sampled_from(["gated_multiply", "multiply", "linear", "rrf"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_rerank_returns_a_permutation(scores, seed, strength, combine):
+    rng = np.random.default_rng(seed)
+    times = NOW_S - rng.random(len(scores)) * 2000 * DAY
+    times[rng.random(len(scores)) < 0.2] = np.nan
+    r = TemporalReranker(strength=strength, combine=combine, gate=False)
+    ranking = r.rerank_columns("q", scores, times, now=NOW)
+    assert sorted(ranking.ranked_ids) == list(range(len(scores)))
+    finals = [h.score for h in ranking]
+    assert finals == sorted(finals, reverse=True)
+    assert sorted(h.rank_before for h in ranking) == list(range(1, len(scores) + 1))
+
+
+def test_explain_trace_and_records():
+    r = TemporalReranker("power_law(half_life_days=180, beta=1)", gate=0.9)
+    text = r.explain("what does the pro plan cost right now", PRICING, now=NOW)
+    lines = text.splitlines()
+    assert lines[0] == "query: 'what does the pro plan cost right now'"
+    assert "power_law" in text and "half-life=180.0d" in text
+    assert "gate: 0.90" in text and "effective strength: 0.90" in text
+    assert "p2026  [3 -> 1]" in text and "sim=0.7900 x decay=" in text
+    records = r.explain_records("q", PRICING, now=NOW)
+    assert [rec["id"] for rec in records][0] == "p2026"
+    assert {"similarity", "decay", "score", "age_days", "rank_before", "rank_after", "rank_delta"} <= set(records[0])
+
+
+def test_as_of_intent_measures_from_the_target_and_excludes_later_documents():
+    target = Interval(epoch("2023-12-31"), epoch("2024-01-01"))
+    r = TemporalReranker("exponential(half_life_days=180)", gate=FixedIntent("as_of", target))
+    ranking = r.rerank("how much was the pro plan at the end of 2023", PRICING, now=NOW)
+    assert ranking.ranked_ids[0] == "p2023"
+    later = next(h for h in ranking if h.id == "p2026")
+    assert later.decay == 0.0 and later.rank_after == 3
+
+
+def test_range_intent_prefers_documents_inside_the_range():
+    target = Interval(epoch("2021-01-01"), epoch("2022-01-01"))
+    r = TemporalReranker("exponential(half_life_days=90)", gate=FixedIntent("range", target))
+    ranking = r.rerank("pro plan price in 2021", PRICING[::-1], now=NOW)
+    assert ranking.ranked_ids[0] == "p2021"
+    assert ranking[0].decay == 1.0
+
+
+@pytest.mark.parametrize("mode", ["specific", "timeless"])
+def test_specific_and_timeless_intents_apply_no_decay(mode):
+    r = TemporalReranker("exponential(half_life_days=30)", gate=FixedIntent(mode, sensitivity=0.0))
+    ranking = r.rerank("q", PRICING, now=NOW)
+    assert ranking.ranked_ids == ["p2021", "p2023", "p2026"]
+    assert ranking.meta["effective_strength"] == 0.0
+    assert [h.score for h in ranking] == [0.84, 0.82, 0.79]
+
+
+def test_version_chain_supersession_note():
+    docs = [dict(d, page="pricing") for d in PRICING]
+    r = TemporalReranker("exponential(half_life_days=3650)", gate=False, group_key="page")
+    ranking = r.rerank("q", docs, now=NOW)
+    by_id = {h.id: h for h in ranking}
+    assert by_id["p2021"].notes == ("superseded by p2023 on 2023-08-02",)
+    assert by_id["p2023"].notes == ("superseded by p2026 on 2026-05-14",)
+    assert by_id["p2026"].notes == ()
+    assert ranking.ranked_ids[0] == "p2026"
+
+
+def test_expired_document_is_demoted_by_time_since_expiry():
+    docs = [
+        {"id": "v1", "score": 0.9, "date": "2024-01-01", "valid_to": "2026-01-01"},
+        {"id": "v1-long-ago", "score": 0.9, "date": "2024-01-01", "valid_to": "2024-06-01"},
+    ]
+    r = TemporalReranker("exponential(half_life_days=100)", gate=False, expired_factor=0.5)
+    by_id = {h.id: h for h in r.rerank("q", docs, now=NOW)}
+    assert by_id["v1"].decay == pytest.approx(0.5 * 0.5 ** ((NOW_S - epoch("2026-01-01")) / DAY / 100))
+    assert by_id["v1"].decay > by_id["v1-long-ago"].decay
+    assert by_id["v1"].notes == ("expired on 2026-01-01",)
+
+
+def test_relative_recency_counts_from_the_newest_topical_match():
+    # a project whose newest release is two years old: without relative recency other,
+    # fresher but less similar documents outrank it
+    docs = [
+        {"id": "proj-new", "score": 0.80, "date": "2024-05-01"},
+        {"id": "proj-old", "score": 0.82, "date": "2023-01-01"},
+        {"id": "other-fresh", "score": 0.40, "date": "2026-05-20"},
+    ]
+    plain = TemporalReranker("exponential(half_life_days=90)", gate=False)
+    rel = TemporalReranker("exponential(half_life_days=90)", gate=False, relative_recency=0.8)
+    assert plain.rerank("q", docs, now=NOW).ranked_ids[0] == "other-fresh"
+    ranking = rel.rerank("q", docs, now=NOW)
+    assert ranking.ranked_ids[0] == "proj-new"
+    assert ranking[0].decay == 1.0
+    by_id = {h.id: h for h in ranking}
+    # ages shown stay measured from now; the weight counts from the newest topical match
+    assert by_id["proj-old"].decay == pytest.approx(0.5 ** ((epoch("2024-05-01") - epoch("2023-01-01")) / DAY / 90))
