@@ -164,18 +164,24 @@ class TemporalReranker:
             )
         items = candidates if isinstance(candidates, (list, tuple)) else list(candidates)
         n = len(items)
-        ids = self._column(items, self.id_field, None)
+        keys: set[Any] | None = None
+        if n and isinstance(items[0], dict):
+            try:  # union of every candidate's keys, in one C-level pass
+                keys = set().union(*items)
+            except TypeError:
+                keys = None
+        ids = self._column(items, self.id_field, None, keys)
         if ids is None:
             ids = list(range(n))
-        scores_raw = self._column(items, self.score_field, None)
+        scores_raw = self._column(items, self.score_field, None, keys)
         if scores_raw is None:
             raise InvalidInput(
                 f"candidates have no {self.score_field!r} field; pass score_field='...' naming "
                 "the similarity field, or give columns {'scores': ..., 'times': ...}"
             )
-        dates = self._column(items, self.date_field, None)
-        vf = self._column(items, self.valid_from_field, None)
-        vt = self._column(items, self.valid_to_field, None)
+        dates = self._column(items, self.date_field, None, keys)
+        vf = self._column(items, self.valid_from_field, None, keys)
+        vt = self._column(items, self.valid_to_field, None, keys)
         groups = None
         if self.group_key is not None:
             from chronorank.validity import group_codes, resolve_group_keys
@@ -209,11 +215,12 @@ class TemporalReranker:
         n = sim.shape[0]
         if t.shape[0] != n:
             raise InvalidInput(f"got {n} scores but {t.shape[0]} times; pass one time per candidate")
+        positional = ids is None
         if ids is None:
-            ids = list(range(n))
+            ids = range(n)
         elif len(ids) != n:
             raise InvalidInput(f"got {n} scores but {len(ids)} ids")
-        if self.duplicates == "raise" and n and len(set(ids)) != n:
+        if self.duplicates == "raise" and n and not positional and len(set(ids)) != n:
             seen: set[Any] = set()
             dup = [i for i in ids if i in seen or seen.add(i)]  # type: ignore[func-returns-value]
             raise InvalidInput(
@@ -251,16 +258,10 @@ class TemporalReranker:
         intent: Intent,
         top_k: int | None,
     ) -> Ranking:
-        n = sim.shape[0]
         keep = res.keep if ok is None else (res.keep & ok)
-        score = res.score
-        if keep.all():
-            order = _top_order(score, top_k)
-        else:
-            idx = np.flatnonzero(keep)
-            order = idx[_top_order(score[idx], top_k)]
-        rank_before = np.empty(n, dtype=np.int64)
-        rank_before[np.argsort(-sim, kind="stable")] = np.arange(1, n + 1)
+        pool = None if keep.all() else np.flatnonzero(keep)
+        if top_k is not None and top_k < 0:
+            raise InvalidInput(f"top_k must be >= 0, got {top_k}")
         kernel = self.config.kernel
         meta = {
             "kernel": repr(kernel),
@@ -273,8 +274,8 @@ class TemporalReranker:
             "now": res.reference_time,
         }
         return Ranking(
-            ids=ids, payloads=payloads, order=order, score=score, similarity=sim,
-            decay=res.decay, age_days=res.age_days, time=res.start, rank_before=rank_before,
+            ids=ids, payloads=payloads, pool=pool, limit=top_k, score=res.score, similarity=sim,
+            decay=res.decay, age_days=res.age_days, time=res.start, rank_before=None,
             notes=res.note, query=query, meta=meta,
         )
 
@@ -308,18 +309,42 @@ class TemporalReranker:
 
         return parse_times(values, tz=self.tz)
 
-    def _column(self, items: Sequence[Any], name: str, default: Any) -> list[Any] | None:
-        """One field from every candidate, with a fast path for uniform dicts / objects."""
+    def _column(
+        self, items: Sequence[Any], name: str, default: Any, keys: set[Any] | None = None
+    ) -> list[Any] | None:
+        """One field from every candidate; None when no candidate has it.
+
+        Dicts are read in one C-level pass; ``keys`` (the union of every candidate's keys)
+        settles absent fields without a per-row scan. Rows lacking the key at the top level
+        are looked up in their nested ``metadata``.
+        """
         if not items:
             return []
         first = items[0]
         try:
             if isinstance(first, dict):
-                return list(map(itemgetter(name), items))
+                try:
+                    return list(map(itemgetter(name), items))
+                except KeyError:
+                    pass
+                if keys is not None and name not in keys and "metadata" not in keys:
+                    return None
+                vals = [it.get(name, _MISSING) for it in items]
+                n_missing = vals.count(_MISSING)
+                if n_missing and (keys is None or "metadata" in keys):
+                    for i, v in enumerate(vals):
+                        if v is _MISSING:
+                            meta = items[i].get("metadata")
+                            if isinstance(meta, Mapping) and name in meta:
+                                vals[i] = meta[name]
+                                n_missing -= 1
+                if n_missing == len(vals):
+                    return None
+                return [default if v is _MISSING else v for v in vals] if n_missing else vals
             if not isinstance(first, Mapping):
                 return list(map(attrgetter(name), items))
-        except (KeyError, AttributeError, TypeError):
-            pass
+        except (AttributeError, TypeError):
+            pass  # mixed candidate types: read each one on its own
         out = [_field(it, name, _MISSING) for it in items]
         if all(v is _MISSING for v in out):
             return None
@@ -356,21 +381,3 @@ def _to_float(v: Any) -> float:
         return float(v)
     except (TypeError, ValueError):
         return math.nan
-
-
-def _top_order(score: np.ndarray, top_k: int | None) -> np.ndarray:
-    """Indices best first; ties keep input order. Partial sort when top_k is small."""
-    n = score.shape[0]
-    if top_k is not None:
-        if top_k < 0:
-            raise InvalidInput(f"top_k must be >= 0, got {top_k}")
-        if top_k == 0:
-            return np.zeros(0, dtype=np.int64)
-        if top_k < n // 4:
-            part = np.argpartition(-score, top_k - 1)[:top_k]
-            # include every candidate tied with the k-th score so stable order stays exact
-            kth = score[part].min()
-            part = np.flatnonzero(score >= kth)
-            return part[np.argsort(-score[part], kind="stable")][:top_k]
-    order = np.argsort(-score, kind="stable")
-    return order if top_k is None else order[:top_k]

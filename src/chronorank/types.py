@@ -181,8 +181,8 @@ class Ranking(Sequence[Hit]):
     """
 
     __slots__ = (
-        "ids", "payloads", "order", "score", "similarity", "decay", "age_days", "time",
-        "rank_before", "signals", "notes", "query", "meta",
+        "ids", "payloads", "_order", "_prefix", "_pool", "_limit", "score", "similarity", "decay", "age_days", "time",
+        "_rank_before", "_lookups", "signals", "notes", "query", "meta",
     )
 
     def __init__(
@@ -190,13 +190,15 @@ class Ranking(Sequence[Hit]):
         *,
         ids: Sequence[Any],
         payloads: Sequence[Any] | None,
-        order: np.ndarray,
+        order: np.ndarray | None = None,
+        pool: np.ndarray | None = None,
+        limit: int | None = None,
         score: np.ndarray,
         similarity: np.ndarray,
         decay: np.ndarray,
         age_days: np.ndarray,
         time: np.ndarray,
-        rank_before: np.ndarray,
+        rank_before: np.ndarray | None,
         signals: Mapping[str, np.ndarray] | None = None,
         notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | None = None,
         query: str = "",
@@ -204,30 +206,87 @@ class Ranking(Sequence[Hit]):
     ) -> None:
         self.ids = ids
         self.payloads = payloads
-        self.order = np.asarray(order, dtype=np.int64)
+        # Either an explicit order, or a lazy one: ``pool`` (input positions that take part,
+        # None = all) sorted by ``score`` descending, ties by input position, cut to ``limit``.
+        self._order = None if order is None else np.asarray(order, dtype=np.int64)
+        self._pool = pool
+        self._prefix = np.zeros(0, dtype=np.int64)
+        n_pool = score.shape[0] if pool is None else pool.shape[0]
+        self._limit = n_pool if limit is None else min(limit, n_pool)
         self.score = score
         self.similarity = similarity
         self.decay = decay
         self.age_days = age_days
         self.time = time
-        self.rank_before = rank_before
+        self._rank_before = rank_before
+        self._lookups = 0
         self.signals = dict(signals or {})
         self.notes = notes if callable(notes) else dict(notes or {})
         self.query = query
         self.meta: dict[str, Any] = dict(meta or {})
 
+    @property
+    def rank_before(self) -> np.ndarray:
+        """1-based rank of every input by similarity alone (ties: input order)."""
+        if self._rank_before is None:
+            n = self.similarity.shape[0]
+            ranks = np.empty(n, dtype=np.int64)
+            ranks[np.argsort(-self.similarity, kind="stable")] = np.arange(1, n + 1)
+            self._rank_before = ranks
+        return self._rank_before
+
+    def _rank_of(self, i: int) -> int:
+        # A few lookups (the usual top-k) cost O(n) each; past that, sort once and cache.
+        if self._rank_before is None and self._lookups < 32:
+            self._lookups += 1
+            s = self.similarity
+            v = s[i]
+            return int(np.count_nonzero(s > v) + np.count_nonzero(s[:i] == v) + 1)
+        return int(self.rank_before[i])
+
     def __len__(self) -> int:
-        return int(self.order.shape[0])
+        return int(self._order.shape[0]) if self._order is not None else self._limit
+
+    @property
+    def order(self) -> np.ndarray:
+        """Input positions, best first."""
+        if self._order is None:
+            self._order = self._top(self._limit)
+        return self._order
+
+    def _top(self, m: int) -> np.ndarray:
+        pool = self._pool
+        score = self.score if pool is None else self.score[pool]
+        n = score.shape[0]
+        if m < n // 8:
+            part = np.argpartition(-score, m - 1)[:m] if m > 0 else np.zeros(0, dtype=np.int64)
+            if m > 0:
+                # every candidate tied with the m-th score joins, so ties keep input order
+                part = np.flatnonzero(score >= score[part].min())
+            idx = part[np.argsort(-score[part], kind="stable")][:m]
+        else:
+            idx = np.argsort(-score, kind="stable")[:m]
+        return idx if pool is None else pool[idx]
+
+    def _position(self, pos: int) -> int:
+        if self._order is not None:
+            return int(self._order[pos])
+        if pos >= self._prefix.shape[0]:
+            want = max(pos + 1, 2 * self._prefix.shape[0], 16)
+            if want >= self._limit // 8:
+                return int(self.order[pos])
+            self._prefix = self._top(min(want, self._limit))
+        return int(self._prefix[pos])
 
     def _hit(self, pos: int) -> Hit:
-        i = int(self.order[pos])
+        i = self._position(pos)
         return Hit(
             id=self.ids[i],
             score=float(self.score[i]),
             similarity=float(self.similarity[i]),
             decay=float(self.decay[i]),
             age_days=float(self.age_days[i]),
-            rank_before=int(self.rank_before[i]),
+            rank_before=self._rank_of(i),
             rank_after=pos + 1,
             time=float(self.time[i]),
             payload=None if self.payloads is None else self.payloads[i],
