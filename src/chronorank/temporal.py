@@ -17,11 +17,12 @@ A document's start is ``valid_from`` when present, else its date. A document who
 validity ended before T (explicit ``valid_to``, or superseded by the next version in its
 chain) is decayed by how long ago it ended, times ``expired_factor``.
 
-Relative recency (``relative_recency=r``): for ``recent`` and ``as_of`` queries ages are
-counted from the newest start among the query's topical neighbourhood -- the
-``neighbourhood`` most similar candidates whose similarity is at least r x the best --
-instead of from T, so the newest release of a project that stopped releasing two years
-ago still counts as fresh.
+Relative recency (``relative_recency=r``): for ``recent`` and ``as_of`` queries a
+document's age is counted not from T but from the newest document (valid at T) that
+matches the query at least r times as well as it does. A document is stale when something
+about as relevant is newer, so the newest release of a project that stopped releasing two
+years ago still counts as fresh, while an old near-duplicate of a fresh page does not.
+Computed for all candidates at once with one sort and a running maximum.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class TemporalConfig:
     not_yet_valid: str = "zero"
     expired_factor: float = 0.5
     relative_recency: float | None = None
-    neighbourhood: int = 20
     range_slope: float = 0.0
 
     def __post_init__(self) -> None:
@@ -80,8 +80,6 @@ class TemporalConfig:
         _check_unit("range_slope", self.range_slope)
         if self.relative_recency is not None:
             _check_unit("relative_recency", self.relative_recency)
-        if int(self.neighbourhood) < 1:
-            raise InvalidInput(f"neighbourhood must be >= 1, got {self.neighbourhood!r}")
 
     def spec(self) -> str:
         """The configuration as one spec string (the same grammar as kernels)."""
@@ -90,7 +88,7 @@ class TemporalConfig:
             f"temporal(kernel={self.kernel!r}, strength={self.strength:g}, combine={self.combine!r}, "
             f"missing_date={self.missing_date!r}, future={self.future!r}, "
             f"not_yet_valid={self.not_yet_valid!r}, expired_factor={self.expired_factor:g}, "
-            f"relative_recency={rr}, neighbourhood={int(self.neighbourhood)}, "
+            f"relative_recency={rr}, "
             f"range_slope={self.range_slope:g})"
         )
 
@@ -116,7 +114,7 @@ class TemporalResult:
     keep: np.ndarray  # False for documents removed by a policy (drop / exclude)
     effective_strength: float
     reference_time: float
-    anchor_time: float
+    anchor_time: np.ndarray | float
     mode: str
     expired: np.ndarray
     not_yet_valid: np.ndarray
@@ -220,7 +218,7 @@ def apply_temporal(
                 nyv = future
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
-                anchor = _neighbourhood_anchor(sim, start, ref, cfg.relative_recency, int(cfg.neighbourhood))
+                anchor = competitive_anchor(sim, start, ref, cfg.relative_recency)
             expired = ~np.isnan(end) & (end <= ref) & ~undated
             base = np.where(expired, end, start)
             age = (anchor - base) / DAY
@@ -278,16 +276,17 @@ def apply_temporal(
     )
 
 
-def _neighbourhood_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: float, size: int) -> float:
-    """Newest start among the most similar candidates (within ``ratio`` of the best) valid at ref."""
-    eligible = ~np.isnan(start) & (start <= ref)
-    if not eligible.any():
-        return ref
-    cand = np.flatnonzero(eligible)
-    s = sim[cand]
-    k = min(size, cand.size)
-    top = cand[np.argpartition(-s, k - 1)[:k]] if k < cand.size else cand
-    best = float(sim[top].max())
-    if best > 0:
-        top = top[sim[top] >= ratio * best]
-    return float(start[top].max()) if top.size else ref
+def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: float) -> np.ndarray:
+    """For each candidate: the newest start (<= ref) among candidates with sim >= ratio x its own.
+
+    Falls back to ``ref`` where no such dated candidate exists. O(n log n), no pairwise work.
+    """
+    usable = np.where(np.isnan(start) | (start > ref), -np.inf, start)
+    order = np.argsort(-sim, kind="stable")
+    sim_sorted = sim[order]
+    newest = np.maximum.accumulate(usable[order])
+    # how many candidates have sim >= ratio * sim_i (sim_sorted is descending)
+    threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
+    count = np.searchsorted(-sim_sorted, -threshold, side="right")
+    anchor = newest[np.maximum(count - 1, 0)]
+    return np.where(np.isfinite(anchor), anchor, ref)

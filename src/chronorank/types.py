@@ -139,11 +139,15 @@ class Hit:
         return epoch_to_datetime(self.time)
 
     def explain(self) -> str:
-        """One readable line: rank move, similarity x decay = final, age and notes."""
+        """One readable line: rank move, similarity and decay -> final score, age and notes.
+
+        How similarity and decay combine (and at what effective strength) is in the
+        ranking's header: a timeless query shows a decay weight but strength 0.
+        """
         age = "undated" if math.isnan(self.age_days) else f"{self.age_days:.0f}d old"
         line = (
             f"{self.id}  [{self.rank_before} -> {self.rank_after}] "
-            f"sim={self.similarity:.4f} x decay={self.decay:.4f} = {self.score:.4f}  "
+            f"sim={self.similarity:.4f}, decay={self.decay:.4f} -> {self.score:.4f}  "
             f"({age}, {format_epoch(self.time)})"
         )
         if self.signals:

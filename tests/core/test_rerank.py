@@ -199,7 +199,7 @@ def test_explain_trace_and_records():
     assert lines[0] == "query: 'what does the pro plan cost right now'"
     assert "power_law" in text and "half-life=180.0d" in text
     assert "gate: 0.90" in text and "effective strength: 0.90" in text
-    assert "p2026  [3 -> 1]" in text and "sim=0.7900 x decay=" in text
+    assert "p2026  [3 -> 1]" in text and "sim=0.7900, decay=" in text
     records = r.explain_records("q", PRICING, now=NOW)
     assert [rec["id"] for rec in records][0] == "p2026"
     assert {"similarity", "decay", "score", "age_days", "rank_before", "rank_after", "rank_delta"} <= set(records[0])
