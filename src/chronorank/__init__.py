@@ -18,10 +18,14 @@ _EXPORTS: dict[str, str] = {
     "parse_span": "chronorank.timeparse",
     "parse_times": "chronorank.timeparse",
     "TimeSpan": "chronorank.timeparse",
+    "to_epoch": "chronorank.timeparse",
+    "resolve_now": "chronorank.timeparse",
     # kernels
     "get_kernel": "chronorank.kernels",
     "register_kernel": "chronorank.kernels",
     "Kernel": "chronorank.kernels",
+    "ascii_curve": "chronorank.kernels",
+    "plot_kernel": "chronorank.kernels",
     # fusion
     "combine": "chronorank.fusion",
     "weighted_rrf": "chronorank.fusion",

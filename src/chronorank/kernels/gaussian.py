@@ -1,0 +1,38 @@
+"""Gaussian decay: flat for young documents, then a fast fall."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from chronorank.kernels.base import BaseKernel, check_number
+
+
+@dataclass(frozen=True, repr=False)
+class Gaussian(BaseKernel):
+    """``r(age) = exp(-0.5 * (age / sigma) ** 2)`` with ``sigma = half_life_days / sqrt(2 ln(1 / r_h))``.
+
+    ``r_h`` is the raw value at the half-life (0.5 without a floor).
+    """
+
+    name: ClassVar[str] = "gaussian"
+
+    half_life_days: float = 180.0
+
+    def _check(self) -> None:
+        self._set("half_life_days", check_number(self.name, "half_life_days", self.half_life_days, low=0.0, low_open=True))
+
+    @property
+    def sigma(self) -> float:
+        """Standard deviation in days."""
+        return self.half_life_days / math.sqrt(2.0 * math.log(1.0 / self.target_raw))
+
+    def _raw(self, age: np.ndarray) -> np.ndarray:
+        z = age / self.sigma
+        return np.exp(-0.5 * z * z)
+
+    def formula(self) -> str:
+        return f"exp(-0.5 * (age / {self.sigma:.6g}) ** 2)"

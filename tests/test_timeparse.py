@@ -1,0 +1,313 @@
+"""Time parsing: formats, UTC normalisation, precision spans, policies, batch == scalar."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chronorank.errors import InvalidInput
+from chronorank.timeparse import (
+    TimeSpan,
+    parse_span,
+    parse_time,
+    parse_times,
+    resolve_now,
+    to_epoch,
+)
+
+UTC = timezone.utc
+MAY1 = datetime(2026, 5, 1, tzinfo=UTC)
+MAY1_TS = MAY1.timestamp()
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-05-01", MAY1),
+        ("2026-05-01T10:00", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("2026-05-01 10:00:00", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("2026-05-01T10:00:00Z", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("2026-05-01t10:00:00z", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("2026-05-01T10:00:00.25+00:00", datetime(2026, 5, 1, 10, 0, 0, 250000, tzinfo=UTC)),
+        ("2026-05-01T10:00:00.123456789Z", datetime(2026, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)),
+        ("2026-05-01T10:00:00-05:30", datetime(2026, 5, 1, 15, 30, tzinfo=UTC)),
+        ("2026-05-01T10:00:00+0530", datetime(2026, 5, 1, 4, 30, tzinfo=UTC)),
+        ("2026-05-01T10:00:00+05", datetime(2026, 5, 1, 5, 0, tzinfo=UTC)),
+        ("2026-05-01 10:00:00 UTC", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("20260501", MAY1),
+        ("20260501T100000Z", datetime(2026, 5, 1, 10, tzinfo=UTC)),
+        ("2026/05/01", MAY1),
+        ("2026-5-1", MAY1),
+        ("May 1, 2026", MAY1),
+        ("may 1 2026", MAY1),
+        ("1 May 2026", MAY1),
+        ("1st May 2026", MAY1),
+        ("1st of May, 2026", MAY1),
+        ("01-May-2026", MAY1),
+        ("Friday, May 1, 2026", MAY1),
+        ("SEPT 3, 2026", datetime(2026, 9, 3, tzinfo=UTC)),
+        ("May 1, 2026 10:30 pm", datetime(2026, 5, 1, 22, 30, tzinfo=UTC)),
+        ("Tue, 03 Mar 2026 10:00:00 +0200", datetime(2026, 3, 3, 8, tzinfo=UTC)),
+        ("03 Mar 2026 10:00:00 GMT", datetime(2026, 3, 3, 10, tzinfo=UTC)),
+        ("2026-05-01T24:00", datetime(2026, 5, 2, tzinfo=UTC)),
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+    ],
+)
+def test_formats(text, expected):
+    got = parse_time(text)
+    assert got == expected
+    assert got is not None and got.tzinfo is UTC
+
+
+def test_offset_that_falls_on_the_previous_utc_day():
+    got = parse_time("2026-05-02T01:00:00+02:00")
+    assert got == datetime(2026, 5, 1, 23, 0, tzinfo=UTC)
+    assert got is not None and got.date() == date(2026, 5, 1)
+
+
+@pytest.mark.parametrize(
+    "text, dayfirst, expected",
+    [
+        ("13/05/2026", None, date(2026, 5, 13)),  # 13 can only be a day
+        ("05/13/2026", None, date(2026, 5, 13)),
+        ("13-05-2026", False, date(2026, 5, 13)),  # unambiguous wins over the flag
+        ("01/05/2026", None, date(2026, 1, 5)),  # slash: month-first
+        ("01-05-2026", None, date(2026, 5, 1)),  # dash: day-first
+        ("01.05.2026", None, date(2026, 5, 1)),  # dot: day-first
+        ("01/05/2026", True, date(2026, 5, 1)),
+        ("01-05-2026", False, date(2026, 1, 5)),
+    ],
+)
+def test_dayfirst_rule(text, dayfirst, expected):
+    got = parse_time(text, dayfirst=dayfirst)
+    assert got is not None and got.date() == expected
+
+
+def test_dayfirst_must_be_bool_or_none():
+    with pytest.raises(InvalidInput, match="dayfirst"):
+        parse_time("01/05/2026", dayfirst="yes")
+
+
+@pytest.mark.parametrize(
+    "text, start, end, precision",
+    [
+        ("2023", datetime(2023, 1, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC), "year"),
+        ("2026-05", MAY1, datetime(2026, 6, 1, tzinfo=UTC), "month"),
+        ("May 2026", MAY1, datetime(2026, 6, 1, tzinfo=UTC), "month"),
+        ("2026-12", datetime(2026, 12, 1, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC), "month"),
+        ("2026-05-01", MAY1, datetime(2026, 5, 2, tzinfo=UTC), "day"),
+    ],
+)
+def test_partial_dates_keep_precision(text, start, end, precision):
+    span = parse_span(text)
+    assert span == TimeSpan(start.timestamp(), end.timestamp(), precision)
+
+
+def test_anchors():
+    start = datetime(2023, 1, 1, tzinfo=UTC).timestamp()
+    end = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    assert to_epoch("2023", anchor="start") == start
+    assert to_epoch("2023", anchor="mid") == start + (end - start) / 2
+    assert to_epoch("2023", anchor="end") == end
+    assert parse_time("2023", anchor="mid") == datetime(2023, 7, 2, 12, tzinfo=UTC)
+    # instants ignore the anchor
+    assert to_epoch("2026-05-01T10:00Z", anchor="end") == to_epoch("2026-05-01T10:00Z")
+    with pytest.raises(InvalidInput, match="anchor"):
+        to_epoch("2023", anchor="middle")
+
+
+def test_objects():
+    assert parse_time(datetime(2026, 5, 1, 10)) == datetime(2026, 5, 1, 10, tzinfo=UTC)
+    aware = datetime(2026, 5, 2, 1, tzinfo=timezone(timedelta(hours=2)))
+    assert parse_time(aware) == datetime(2026, 5, 1, 23, tzinfo=UTC)
+    assert parse_span(date(2026, 5, 1)) == TimeSpan(MAY1_TS, MAY1_TS + 86400, "day")
+    assert parse_time(np.datetime64("2026-05-01T10:00:00")) == datetime(2026, 5, 1, 10, tzinfo=UTC)
+    assert parse_span(np.datetime64("2026-05")).precision == "month"
+    assert parse_time(np.datetime64("NaT")) is None
+
+
+def test_pandas_timestamp():
+    pd = pytest.importorskip("pandas")
+    assert parse_time(pd.Timestamp("2026-05-01 10:00")) == datetime(2026, 5, 1, 10, tzinfo=UTC)
+    assert parse_time(pd.Timestamp("2026-05-02 01:00", tz="Europe/Berlin")) == datetime(2026, 5, 1, 23, tzinfo=UTC)
+    assert parse_time(pd.NaT) is None
+    series = pd.Series(pd.to_datetime(["2026-05-01T00:00", None, "2026-05-02T01:00"]))
+    out = parse_times(series)
+    assert out[0] == MAY1_TS and np.isnan(out[1]) and out[2] == MAY1_TS + 86400 + 3600
+    aware = series.dt.tz_localize("Europe/Berlin")
+    assert parse_times(aware)[0] == MAY1_TS - 7200
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1714521600, 1714521600.0),  # seconds
+        (1714521600123, 1714521600.123),  # milliseconds
+        (1714521600123456, 1714521600.123456),  # microseconds
+        (1714521600.5, 1714521600.5),
+        ("1714521600", 1714521600.0),
+        ("1714521600000", 1714521600.0),
+        (0, 0.0),
+        (np.int64(1714521600), 1714521600.0),
+    ],
+)
+def test_unix_numbers(value, expected):
+    assert to_epoch(value) == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [True, False, 1e30, float("inf"), 10**400, "12345", "garbage", "February 30, 2026",
+     "2026-02-30", "2023-02-29", "0000-01-01", "10000-01-01", "2026-13-01", "2026-05-01T25:00",
+     "32/13/2026", "01/02/26", "\x00", "🕰️ 2026", "9" * 500, b"\xff\xfe", object(), [2026]],
+)
+def test_unparseable_is_none_in_lenient_mode(value):
+    assert parse_time(value) is None
+    assert math.isnan(to_epoch(value))
+
+
+def test_strict_mode_names_the_value():
+    with pytest.raises(InvalidInput) as err:
+        parse_time("next tuesday", strict=True)
+    assert "'next tuesday'" in str(err.value) and "ISO 8601" in str(err.value)
+    with pytest.raises(InvalidInput, match=r"values\[1\]"):
+        parse_times(["2026-05-01", "nope"], strict=True)
+    with pytest.raises(InvalidInput, match=r"values\[1\]"):
+        parse_times([date(2026, 5, 1), "nope"], strict=True)
+    # missing is not unparseable
+    assert parse_time(None, strict=True) is None
+    assert parse_time("  ", strict=True) is None
+    assert np.isnan(parse_times(["2026-05-01", None, ""], strict=True)[1:]).all()
+
+
+def test_tz_for_naive_values():
+    berlin = parse_time("2026-05-01T10:00", tz="Europe/Berlin")
+    assert berlin == datetime(2026, 5, 1, 8, tzinfo=UTC)
+    assert parse_time("2026-05-01T10:00", tz="+05:30") == datetime(2026, 5, 1, 4, 30, tzinfo=UTC)
+    assert parse_time("2026-05-01T10:00", tz=timezone(timedelta(hours=-3))) == datetime(2026, 5, 1, 13, tzinfo=UTC)
+    # aware values keep their instant whatever tz says
+    assert parse_time("2026-05-01T10:00Z", tz="Europe/Berlin") == datetime(2026, 5, 1, 10, tzinfo=UTC)
+    # a day in a zone is that zone's midnight-to-midnight
+    span = parse_span("2026-05-01", tz="America/New_York")
+    assert span is not None and span.start == MAY1_TS + 4 * 3600 and span.end - span.start == 86400
+    with pytest.raises(InvalidInput, match="time zone"):
+        parse_time("2026-05-01", tz="Mars/Olympus")
+    with pytest.raises(InvalidInput, match="tz="):
+        parse_time("2026-05-01", tz=5)
+
+
+def test_resolve_now(monkeypatch):
+    import chronorank.timeparse as tp
+
+    monkeypatch.setattr(tp._time, "time", lambda: 1234.5)
+    assert resolve_now(None) == 1234.5
+    assert resolve_now("2026-05-01") == MAY1_TS
+    assert resolve_now(MAY1) == MAY1_TS
+    assert resolve_now(1714521600) == 1714521600.0
+    with pytest.raises(InvalidInput, match="now="):
+        resolve_now("soonish")
+
+
+# ---------------------------------------------------------------- batch
+
+MIXED = [
+    "2026-05-01", "2026-05-01T10:00:00Z", "2026-05-02T01:00:00+02:00", "2026-05-01 10:00",
+    "2026-05-01T10:00:00.5-03:00", "2026", "2026-05", "May 1, 2026", "01/05/2026", "01-05-2026",
+    "Tue, 03 Mar 2026 10:00:00 +0200", "1714521600", "", "garbage", "2026-02-30",
+    "2016-12-31T23:59:60Z", "2026-05-01T24:00", "9999", "0001-01-01", "ｍａｙ 2026",
+]
+
+
+@pytest.mark.parametrize("anchor", ["start", "mid", "end"])
+@pytest.mark.parametrize("tz", ["UTC", "Europe/Berlin", "-04:00"])
+@pytest.mark.parametrize("container", [list, tuple, np.array])
+def test_batch_equals_scalar_on_strings(anchor, tz, container):
+    got = parse_times(container(MIXED), anchor=anchor, tz=tz)
+    expected = np.array([to_epoch(v, anchor=anchor, tz=tz) for v in MIXED])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_batch_equals_scalar_on_mixed_objects():
+    values = [*MIXED, None, float("nan"), 1714521600123, True, date(2026, 5, 1),
+              datetime(2026, 5, 1, 10), np.datetime64("2026-05-01"), b"2026-05-01", 2.5]
+    got = parse_times(values, anchor="mid")
+    expected = np.array([to_epoch(v, anchor="mid") for v in values])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_batch_numeric_and_datetime64_arrays():
+    nums = np.array([1714521600, 1714521600123, 1714521600123456, -1, 1e25])
+    np.testing.assert_allclose(parse_times(nums)[:4], [1714521600, 1714521600.123, 1714521600.123456, -1])
+    assert np.isnan(parse_times(nums)[4])
+    d64 = np.array(["2026-05-01", "NaT", "2026-05-03"], dtype="datetime64[D]")
+    out = parse_times(d64, anchor="end")
+    assert out[0] == MAY1_TS + 86400 and np.isnan(out[1]) and out[2] == MAY1_TS + 3 * 86400
+    assert parse_times(np.array(["2026-05-01T10:00"], dtype="datetime64[m]"), tz="Europe/Berlin")[0] == MAY1_TS + 8 * 3600
+    assert np.isnan(parse_times(np.array([True, False]))).all()
+    assert parse_times([]).shape == (0,)
+    assert parse_times(np.array([["2026-05-01"], ["2026"]])).shape == (2, 1)
+
+
+def test_batch_rejects_a_single_string():
+    with pytest.raises(InvalidInput, match="single value"):
+        parse_times("2026-05-01")
+
+
+def test_batch_variable_length_and_non_ascii_lists():
+    values = ["2026-05-01", "2026-05-01T10:00:00Z", "x" * 100, "1 May 2026", "2026-05-01é"]
+    got = parse_times(values)
+    expected = np.array([to_epoch(v) for v in values])
+    np.testing.assert_array_equal(got, expected)
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=40))
+def test_never_raises_in_lenient_mode(text):
+    t = to_epoch(text)
+    assert math.isnan(t) or -62135596800 <= t <= 253402300800
+    got = parse_times([text, "2026-05-01"])
+    assert got[1] == MAY1_TS
+    np.testing.assert_array_equal(got[:1], [t])
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+        min_size=1,
+        max_size=20,
+    ),
+    st.sampled_from(["{d}", "{d}Z", "{d}+02:00", "{d}-0930", "date", "{s}"]),
+    st.sampled_from(["start", "mid", "end"]),
+)
+def test_batch_agrees_with_scalar_on_generated_datetimes(dts, form, anchor):
+    if form == "date":
+        texts = [d.date().isoformat() for d in dts]
+    elif form == "{s}":
+        texts = [d.isoformat(sep=" ") for d in dts]
+    else:
+        texts = [form.format(d=d.isoformat()) for d in dts]
+    got = parse_times(texts, anchor=anchor)
+    expected = np.array([to_epoch(t, anchor=anchor) for t in texts])
+    np.testing.assert_array_equal(got, expected)
+    # and the instant is the one datetime itself computes
+    if form == "{d}Z":
+        want = [d.replace(tzinfo=UTC).timestamp() for d in dts]
+        np.testing.assert_allclose(got, want, rtol=4e-16, atol=1e-6)
+    if form == "{d}+02:00":
+        want = [d.replace(tzinfo=timezone(timedelta(hours=2))).timestamp() for d in dts]
+        np.testing.assert_allclose(got, want, rtol=4e-16, atol=1e-6)
+
+
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)))
+def test_datetime_round_trip(dt):
+    assert parse_time(dt) == dt
+    assert parse_time(dt.isoformat()) == dt
