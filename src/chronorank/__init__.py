@@ -39,6 +39,10 @@ _EXPORTS: dict[str, str] = {
     "Interval": "chronorank.types",
     # intent
     "parse_intent": "chronorank.intent",
+    "LexicalGate": "chronorank.intent",
+    "LearnedGate": "chronorank.intent",
+    "LLMGate": "chronorank.intent",
+    "fit_gate": "chronorank.intent",
     # index
     "TemporalIndex": "chronorank.index",
     # eval

@@ -1,0 +1,67 @@
+"""``chronorank intent "query" [--now DATE] [--lang CODE] [--json]``: show the parsed intent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from chronorank.types import epoch_to_datetime
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "intent",
+        help="show the temporal intent parsed from a query",
+        description="Parse a query's temporal intent: mode, target interval, sensitivity, topical query.",
+    )
+    p.add_argument("query", help="the query text")
+    p.add_argument("--now", default=None, help="reference time (ISO date or epoch seconds; default: now)")
+    p.add_argument("--lang", default=None, help="language code (default: detect)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+    return p
+
+
+def _bound(t: float) -> str | None:
+    dt = None if math.isinf(t) else epoch_to_datetime(t)
+    return None if dt is None else dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _now_arg(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def run(args: argparse.Namespace) -> int:
+    from chronorank.intent import parse
+
+    intent = parse(args.query, now=_now_arg(args.now), lang=args.lang)
+    target = None
+    if intent.target is not None:
+        target = {"start": _bound(intent.target.start), "end": _bound(intent.target.end)}
+    if args.json:
+        print(json.dumps({
+            "query": intent.query,
+            "lang": intent.lang,
+            "mode": intent.mode,
+            "time_sensitivity": round(intent.time_sensitivity, 4),
+            "target": target,
+            "topical_query": intent.topical_query,
+            "spans": [{"start": s.start, "end": s.end, "text": s.text, "kind": s.kind} for s in intent.spans],
+        }, ensure_ascii=False))
+        return 0
+    print(f"mode:        {intent.mode}")
+    print(f"sensitivity: {intent.time_sensitivity:.2f}")
+    if target is not None:
+        print(f"target:      [{target['start'] or '-inf'}, {target['end'] or '+inf'})")
+    print(f"topical:     {intent.topical_query}")
+    print(f"language:    {intent.lang}")
+    for s in intent.spans:
+        print(f"matched:     {s.text!r} ({s.kind}, chars {s.start}-{s.end})")
+    return 0

@@ -1,0 +1,34 @@
+"""Query temporal intent: what time a query is about and how much its answer depends on it.
+
+``parse(query, now=None, lang=None) -> Intent`` runs the rules engine over the language
+data in ``intent/lang/*.json``. Gates score time sensitivity: :class:`LexicalGate`
+(the default, deterministic), :class:`LearnedGate` (logistic regression, see
+:func:`fit_gate`) and :class:`LLMGate` (any text-completion function, with fallback).
+"""
+
+from __future__ import annotations
+
+from chronorank.intent.lang import (
+    LANG_PATH_ENV,
+    add_language_dir,
+    available_languages,
+    detect_language,
+    reload_languages,
+)
+from chronorank.intent.learned import LearnedGate, fit_gate
+from chronorank.intent.lexical import LexicalGate
+from chronorank.intent.llm import LLMGate
+from chronorank.intent.rules import parse
+
+__all__ = [
+    "LANG_PATH_ENV",
+    "LLMGate",
+    "LearnedGate",
+    "LexicalGate",
+    "add_language_dir",
+    "available_languages",
+    "detect_language",
+    "fit_gate",
+    "parse",
+    "reload_languages",
+]

@@ -1,0 +1,498 @@
+"""The rules engine: query text -> :class:`~chronorank.types.Intent`.
+
+The patterns of a language (built from its JSON file by :mod:`chronorank.intent.lang`)
+find every temporal expression left to right; at each token only the patterns whose
+words can start there are tried, and each match is resolved against ``now`` by the
+handler named by its pattern ``kind``.
+The mode follows the strongest evidence: as-of > range > version > recency cue >
+lexical cues. A query with no digit and no trigger word skips the regex pass.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from chronorank.errors import InvalidInput
+from chronorank.intent import _calendar as cal
+from chronorank.intent.lang import Language, detect_language, get_language
+from chronorank.types import Intent, Interval, Span
+
+MAX_ANALYSED_CHARS = 2048
+"""Only this many leading characters of a query are searched for temporal expressions."""
+
+# sensitivity by kind of evidence
+S_RECENT = 0.95
+S_EXPLICIT = 0.9
+S_SPECIFIC = 0.05
+S_NAMED_YEAR = 0.1
+
+_OPERATOR_CLASSES = ("as_of", "range", "recent")
+_NAME_GUARDED = ("recent", "relative", "day", "past_n", "ago")
+_WORD_RE = re.compile(r"[\w'’+#.-]+")
+_TRAIL_PUNCT = " \t\n,;:-–—/"
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    start: int
+    end: int
+    kind: str          # pattern kind
+    cls: str           # as_of | range | specific | recent | ignore
+    interval: Interval | None
+    strong: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _When:
+    start: float
+    end: float
+    unit: str
+    year_explicit: bool
+
+
+# --------------------------------------------------------------------------- calendar expressions
+
+def _resolve_when(lang: Language, text: str, now: float, year_hint: int | None = None) -> _When | None:
+    for form in lang.when_forms:
+        m = form.regex.fullmatch(text.strip())
+        if m is None:
+            continue
+        return _when_from_match(lang, form.unit, m.groupdict(), now, year_hint)
+    return None
+
+
+def _when_from_match(
+    lang: Language, unit: str, g: dict[str, Any], now: float, year_hint: int | None
+) -> _When | None:
+    ref = cal.to_dt(now)
+    year_s = g.get("w_year")
+    year = int(year_s) if year_s else None
+    explicit = year is not None
+    if year is None:
+        year = year_hint
+    if unit == "year":
+        if year is None:
+            return None
+        return _mk(cal.ts(year), cal.ts(year + 1), unit, explicit)
+    if unit in ("quarter", "half"):
+        if year is None:
+            return None
+        raw = g.get("w_quarter") or g.get("w_half")
+        n = int(raw) if raw else lang.word_value(lang.ordinals, g.get("w_ord") or "")
+        size = 3 if unit == "quarter" else 6
+        if n is None or not 1 <= n <= 12 // size:
+            return None
+        y1, m1 = cal.add_months(year, 1 + (n - 1) * size, size)
+        return _mk(cal.ts(year, 1 + (n - 1) * size), cal.ts(y1, m1), unit, explicit)
+    if unit == "season":
+        season = lang.seasons.get(" ".join((g.get("w_season") or "").lower().split()))
+        if season is None:
+            return None
+        m0, length = season
+        if year is None:  # the most recent such season that has begun
+            year = ref.year
+            start = cal.ts(year, m0)
+            if start is None or start > now:
+                year -= 1
+        y1, m1 = cal.add_months(year, m0, length)
+        return _mk(cal.ts(year, m0), cal.ts(y1, m1), unit, explicit)
+    month = _month(lang, g)
+    if month is None:
+        return None
+    if unit == "month":
+        if year is None:
+            year = ref.year if (ref.month >= month) else ref.year - 1
+        y1, m1 = cal.add_months(year, month, 1)
+        return _mk(cal.ts(year, month), cal.ts(y1, m1), unit, explicit)
+    # a day
+    day_s = g.get("w_day") or g.get("w_dd")
+    day = int(day_s) if day_s else None
+    if day is None:
+        return None
+    if year is None:
+        for back in range(0, 9):
+            y = ref.year - back
+            t = cal.ts(y, month, day)
+            if t is not None and t <= now:
+                return _mk(t, t + cal.DAY, unit, False)
+        return None
+    t = cal.ts(year, month, day)
+    if t is None:  # "February 30": keep the month rather than fail
+        y1, m1 = cal.add_months(year, month, 1)
+        return _mk(cal.ts(year, month), cal.ts(y1, m1), "month", explicit)
+    return _mk(t, t + cal.DAY, unit, explicit)
+
+
+def _month(lang: Language, g: dict[str, Any]) -> int | None:
+    if g.get("w_mm"):
+        return int(g["w_mm"])
+    name = g.get("w_month")
+    if not name:
+        return None
+    return lang.months.get(name.lower().rstrip("."))
+
+
+def _mk(a: float | None, b: float | None, unit: str, explicit: bool) -> _When | None:
+    if a is None or b is None or not b > a:
+        return None
+    return _When(a, b, unit, explicit)
+
+
+def _iv(a: float | None, b: float | None) -> Interval | None:
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b < a:
+        return None
+    return Interval(float(a), float(b))
+
+
+# --------------------------------------------------------------------------- handlers
+
+def _group(m: re.Match[str], idx: int, name: str) -> str | None:
+    try:
+        return m.group(f"p{idx}_{name}")
+    except IndexError:
+        return None
+
+
+def _number(lang: Language, text: str | None, default: int = 1) -> int | None:
+    if not text:
+        return default
+    t = text.strip()
+    if t.isdigit():
+        n = int(t)
+        return n if n <= 100_000 else None
+    return lang.word_value(lang.numbers, t)
+
+
+def _unit(lang: Language, text: str | None) -> str | None:
+    if not text:
+        return None
+    return lang.units.get(" ".join(text.lower().split()))
+
+
+def _handle(lang: Language, kind: str, m: re.Match[str], idx: int, now: float, query: str) -> _Hit | None:
+    s, e = m.span()
+    ref = cal.to_dt(now)
+
+    def when(name: str = "when", hint: int | None = None) -> _When | None:
+        text = _group(m, idx, name)
+        return None if text is None else _resolve_when(lang, text, now, hint)
+
+    if kind == "ignore":
+        return _Hit(s, e, kind, "ignore", None)
+    if kind == "recent":
+        return _Hit(s, e, kind, "recent", None)
+    if kind in ("start_of", "end_of", "as_of"):
+        w = when("when") or when("date")
+        if w is None:
+            return None
+        if kind == "start_of":
+            return _Hit(s, e, kind, "as_of", _iv(w.start, w.start + cal.DAY))
+        if kind == "end_of":
+            return _Hit(s, e, kind, "as_of", _iv(w.end - cal.DAY, w.end))
+        return _Hit(s, e, kind, "as_of", _iv(w.start, w.end))
+    if kind in ("between", "range"):
+        text2 = _group(m, idx, "when2")
+        y2 = _group(m, idx, "year2")
+        if text2 is not None or y2 is not None:
+            w2 = _resolve_when(lang, text2, now) if text2 is not None else (
+                _mk(cal.ts(int(y2)), cal.ts(int(y2) + 1), "year", True) if y2 else None
+            )
+            if w2 is None:
+                return None
+            hint = cal.to_dt(w2.start).year if w2.year_explicit else None
+            y1 = _group(m, idx, "year")
+            w1 = when("when", hint) if y1 is None else _mk(cal.ts(int(y1)), cal.ts(int(y1) + 1), "year", True)
+            if w1 is None or w2.end <= w1.start:
+                return None
+            return _Hit(s, e, kind, "range", _iv(w1.start, w2.end))
+        w = when("when") or when("bare")
+        if w is None:
+            return None
+        if _group(m, idx, "bare") is not None and w.unit == "year":
+            y = cal.to_dt(w.start).year
+            if not 1900 <= y <= ref.year + 5:
+                return None
+        # a single named day is a point in time: "which version would I get 1 December 2018"
+        return _Hit(s, e, kind, "as_of" if w.unit == "day" else "range", _iv(w.start, w.end))
+    if kind in ("since", "after"):
+        w = when()
+        if w is None:
+            return None
+        a = w.start if kind == "since" else w.end
+        return _Hit(s, e, kind, "range", _iv(a, max(now, a)))
+    if kind in ("before", "until"):
+        w = when()
+        if w is None:
+            return None
+        return _Hit(s, e, kind, "range", _iv(-math.inf, w.start if kind == "before" else w.end))
+    if kind == "ytd":
+        return _Hit(s, e, kind, "range", _iv(cal.ts(ref.year), now))
+    if kind == "decade":
+        raw = _group(m, idx, "decade") or ""
+        if not raw.isdigit():
+            return None
+        d = int(raw)
+        if d < 100:
+            d += 2000 if 2000 + d <= ref.year else 1900
+        if d % 10 or not 1000 <= d <= 2990:
+            return None
+        return _Hit(s, e, kind, "range", _iv(cal.ts(d), cal.ts(d + 10)))
+    if kind in ("past_n", "ago", "relative"):
+        unit = _unit(lang, _group(m, idx, "unit"))
+        if unit is None:
+            return None
+        if kind == "relative":
+            rel = lang.word_value(lang.relatives, _group(m, idx, "rel") or "")
+            if rel is None:
+                return None
+            if unit == "hour":
+                return _Hit(s, e, kind, "range", _iv(now - 3600.0, now)) if rel <= 0 else None
+            b = cal.unit_bounds(unit, ref, rel)
+            return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
+        n = _number(lang, _group(m, idx, "num"))
+        if n is None:
+            return None
+        if kind == "past_n":
+            back: float | None = now - n * 3600.0 if unit == "hour" else cal.shift_back(now, unit, n)
+            return None if back is None else _Hit(s, e, kind, "range", _iv(back, now))
+        if unit == "hour":
+            return _Hit(s, e, kind, "range", _iv(now - (n + 1) * 3600.0, now - (n - 1) * 3600.0))
+        b = cal.unit_bounds(unit, ref, -n)
+        return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
+    if kind == "day":
+        off = lang.word_value(lang.day_words, _group(m, idx, "dayword") or "")
+        b = None if off is None else cal.unit_bounds("day", ref, off)
+        return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
+    if kind == "named_year":
+        y = int(_group(m, idx, "year") or 0)
+        iv = _iv(cal.ts(y), cal.ts(y + 1))
+        if _period_follows(lang, query, e):
+            return _Hit(s, e, "range", "range", iv)
+        return _Hit(s, e, kind, "specific", iv)
+    if kind == "product_year":
+        y = int(_group(m, idx, "year") or 0)
+        word = query[s:e].split()[0].lower().rstrip(".")
+        if _is_plain_word(lang, word) or _period_follows(lang, query, e):
+            # not a product name: the year is an ordinary bare year
+            ys = m.start(f"p{idx}_year")
+            if not 1900 <= y <= ref.year + 5:
+                return None
+            return _Hit(ys, e, "range", "range", _iv(cal.ts(y), cal.ts(y + 1)))
+        return _Hit(s, e, kind, "specific", None)
+    if kind == "version":
+        return _Hit(s, e, kind, "specific", None)
+    if kind == "name_number":
+        word = (_group(m, idx, "nameword") or "").lower()
+        if _is_plain_word(lang, word) or len(word) < 2:
+            return None
+        return _Hit(s, e, kind, "specific", None, strong=False)
+    if kind == "old":
+        return _Hit(s, e, kind, "specific", None, strong=False)
+    return None
+
+
+def _period_follows(lang: Language, query: str, end: int) -> bool:
+    """A period word ("season", "release notes") within three words after ``end``."""
+    after = query[end:end + 60].lower()
+    return any(
+        re.match(r"\W{0,3}(?:[\w'-]+\s+){0,3}?" + re.escape(w) + r"\b", after) for w in lang.period_words
+    )
+
+
+def _is_plain_word(lang: Language, word: str) -> bool:
+    return (
+        word in lang.not_names or word in lang.prepositions or word in lang.articles
+        or word in lang.months or word in lang.units or word in lang.numbers
+        or word in lang.relatives or word in lang.stopwords or word in lang.ordinals
+        or word in lang.seasons
+    )
+
+
+def _looks_like_name(query: str, s: int, e: int, titleish: bool) -> bool:
+    """A cue word used as (part of) a proper name: "Now TV", "is Current a good bank"."""
+    if titleish:
+        return False
+    first = query[s]
+    if not first.isupper():
+        return False
+    before = query[:s].rstrip()
+    sentence_start = not before or before[-1] in ".!?:;\"'«(\n"
+    if not sentence_start:
+        return True
+    nxt = re.match(r"\s+([^\W\d_][\w]*)", query[e:e + 40])
+    return bool(nxt and len(nxt.group(1)) >= 2 and (nxt.group(1).isupper() or nxt.group(1)[0].isupper()))
+
+
+# --------------------------------------------------------------------------- lexical cues
+
+def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
+    return any(c in lang.lexicon and lang.lexicon[c].search(text) is not None for c in classes)
+
+
+def lexical_sensitivity(lang: Language, text: str) -> tuple[float, str]:
+    """Sensitivity and mode for a query with no temporal expression, from cue classes."""
+    lx = lang.lexicon
+    hit = {k: bool(p.search(text)) for k, p in lx.items()}
+    z = -0.25
+    if hit.get("implicit_now"):
+        z += 1.5
+    if hit.get("timeless"):
+        z -= 1.3
+    if hit.get("historical"):
+        z -= 1.8
+    if hit.get("howto"):
+        z -= 0.4
+    s = 1.0 / (1.0 + math.exp(-z))
+    s = min(0.8, max(0.08, s))
+    return s, ("recent" if s >= 0.5 else "timeless")
+
+
+# --------------------------------------------------------------------------- parse
+
+def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
+    """Parse the temporal intent of ``query`` relative to ``now`` (None = the wall clock).
+
+    ``lang`` is a language code (``"en"``, ``"ru"``, ...); None detects it.
+    """
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
+    now_s = cal.resolve_now(now)
+    code = detect_language(query) if lang is None else lang
+    language = get_language(code)
+    return _parse(query, now_s, language)
+
+
+def _parse(query: str, now: float, lang: Language) -> Intent:
+    text = query[:MAX_ANALYSED_CHARS]
+    hits: list[_Hit] = []
+    if text and (lang.trigger is None or lang.trigger.search(text)):
+        titleish: bool | None = None
+        for idx, m in _matches(lang, text):
+            kind = lang.kinds[idx]
+            try:
+                hit = _handle(lang, kind, m, idx, now, text)
+            except (ValueError, OverflowError, IndexError):
+                hit = None
+            if hit is None:
+                continue
+            if kind in _NAME_GUARDED and text[hit.start].isupper():
+                if titleish is None:
+                    words = _WORD_RE.findall(text)
+                    caps = sum(1 for w in words if w[:1].isupper())
+                    titleish = len(words) >= 3 and caps / len(words) >= 0.6
+                if _looks_like_name(text, hit.start, hit.end, titleish):
+                    continue
+            hits.append(hit)
+
+    spans = tuple(Span(h.start, h.end, query[h.start:h.end], h.kind) for h in hits if h.cls != "ignore")
+    by = {c: [h for h in hits if h.cls == c] for c in ("as_of", "range", "specific", "recent")}
+    target: Interval | None = None
+    strong_specific = [h for h in by["specific"] if h.strong]
+    if by["as_of"]:
+        mode, sens, target = "as_of", S_EXPLICIT, by["as_of"][0].interval
+    elif by["range"]:
+        mode, sens, target = "range", S_EXPLICIT, by["range"][0].interval
+    elif strong_specific:
+        mode = "specific"
+        named = [h for h in strong_specific if h.interval is not None]
+        target = named[0].interval if named else None
+        sens = S_NAMED_YEAR if named else S_SPECIFIC
+    elif by["recent"]:
+        mode, sens = "recent", S_RECENT
+    elif by["specific"] and not _has_cue(lang, text, ("historical",)):
+        mode, sens = "specific", S_SPECIFIC
+    else:
+        sens, mode = lexical_sensitivity(lang, text)
+    topical = topical_query(query, [h for h in hits if h.cls in _OPERATOR_CLASSES], lang)
+    return Intent(
+        query=query,
+        time_sensitivity=float(sens),
+        mode=mode,  # type: ignore[arg-type]
+        target=target,
+        topical_query=topical,
+        spans=spans,
+        lang=lang.code,
+    )
+
+
+_TOKEN_RE = re.compile(r"[^\W_]+")
+
+
+def _matches(lang: Language, text: str) -> list[tuple[int, re.Match[str]]]:
+    """Leftmost non-overlapping pattern matches; at one position the first pattern in order wins.
+
+    Only the patterns whose words can start at a token are tried there.
+    """
+    toks = [(m.start(), m.group()) for m in _TOKEN_RE.finditer(text)]
+    out: list[tuple[int, re.Match[str]]] = []
+    pos_done = 0
+    for i, (pos, tok) in enumerate(toks):
+        if pos < pos_done:
+            continue
+        cands = lang.candidate_patterns(tok, toks[i + 1][1] if i + 1 < len(toks) else "")
+        if not cands:
+            continue
+        starts = (pos - 1, pos) if pos > pos_done and text[pos - 1] in "'’" else (pos,)
+        found = None
+        for start in starts:
+            for idx in cands:
+                m = lang.pattern(idx).match(text, start)
+                if m is not None and m.end() > start:
+                    found = (idx, m)
+                    break
+            if found is not None:
+                break
+        if found is not None:
+            out.append(found)
+            pos_done = found[1].end()
+    return out
+
+
+def topical_query(query: str, removed: list[_Hit], lang: Language) -> str:
+    """``query`` without the operator spans, dangling articles and prepositions."""
+    if not removed:
+        return " ".join(query.split()) if len(query) <= MAX_ANALYSED_CHARS else query.strip()
+    cuts: list[tuple[int, int]] = []
+    for h in sorted(removed, key=lambda h: h.start):
+        s, e = h.start, h.end
+        # an article right before the operator: "the latest release" -> "release"
+        m = re.search(r"(?:^|(?<=\s))([\w']+)\s+$", query[max(0, s - 40):s])
+        if m and m.group(1).lower() in lang.articles:
+            s = s - (len(query[max(0, s - 40):s]) - m.start(1))
+        # a preposition left dangling: "news from <op>" at the end or before punctuation
+        m = re.search(r"(?:^|(?<=\s))([\w']+)\s+$", query[max(0, s - 40):s])
+        rest = query[e:e + 40]
+        nxt = re.match(r"\s*([\w']+)", rest)
+        dangling = nxt is None or nxt.group(1).lower() in lang.prepositions
+        if m and dangling and m.group(1).lower() in lang.prepositions:
+            s = s - (len(query[max(0, s - 40):s]) - m.start(1))
+        cuts.append((s, e))
+    out: list[str] = []
+    pos = 0
+    for s, e in cuts:
+        if s < pos:
+            s = pos
+        out.append(query[pos:s])
+        out.append(" ")
+        pos = max(pos, e)
+    out.append(query[pos:])
+    text = " ".join("".join(out).split())
+    text = re.sub(r"\s+([,.;:?!])", r"\1", text)
+    text = re.sub(r"([,;:])(?=[,;:.?!]|$)", "", text)
+    text = text.strip(_TRAIL_PUNCT)
+    # a preposition or article stranded at an end where an operator was cut
+    words = text.split(" ")
+    small = lang.prepositions | lang.articles
+    if not query[cuts[-1][1]:].strip(_TRAIL_PUNCT + "?!."):
+        while len(words) > 1 and words[-1].lower() in small:
+            words.pop()
+    if not query[:cuts[0][0]].strip(_TRAIL_PUNCT):
+        while len(words) > 1 and words[0].lower() in small:
+            words.pop(0)
+    text = " ".join(words).strip(_TRAIL_PUNCT)
+    if not any(ch.isalnum() for ch in text):
+        return " ".join(query.split())
+    return text
