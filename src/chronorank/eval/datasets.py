@@ -1,0 +1,384 @@
+"""Loaders for benchmark files in the FORMAT.md shape, and the bundled release benchmark.
+
+A corpus record comes back as::
+
+    {"id": str, "text": str, "date": raw or None, "valid_from": raw or None,
+     "valid_to": raw or None, "metadata": {...}}
+
+(``updated`` is kept as a top-level key when a line has it). Dates are returned as
+written; :func:`epoch_seconds` turns one column into float64 epoch seconds (NaN =
+missing). A query comes back as::
+
+    {"qid": str, "query": str, "reference_date": raw or None,
+     "relevance": {doc_id: int grade 0-3}, "candidates": list[str] | None,
+     "kind": str | None, ...every other key of the line...}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+
+__all__ = [
+    "load_corpus",
+    "load_queries",
+    "load_benchmark",
+    "write_corpus",
+    "write_queries",
+    "tdw_release_benchmark",
+    "shared_data_dir",
+    "epoch_seconds",
+    "to_epoch",
+]
+
+_TIME_FIELDS = ("date", "valid_from", "valid_to")
+_CORPUS_KEYS = ("id", "text", *_TIME_FIELDS, "updated", "metadata")
+_QUERY_KEYS = ("qid", "query", "reference_date", "reference_time", "relevance", "candidates", "kind")
+
+BUNDLED_DIR = Path(__file__).parent / "bundled"
+RELEASE_QUERY = "what changed in the latest release of {project}"
+
+
+# --------------------------------------------------------------------------- time
+
+
+def to_epoch(value: Any, *, field: str = "date") -> float:
+    """One time value -> epoch seconds (UTC); ``None``/empty -> NaN.
+
+    Uses :func:`chronorank.timeparse.to_epoch` when that module is present; the
+    fallback accepts ISO 8601 (``2024-08-27``, ``2026-08-01T18:14:15Z``, offsets),
+    datetimes and numbers (taken as epoch seconds). Naive times are UTC.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return math.nan
+    if isinstance(value, float) and math.isnan(value):
+        return math.nan
+    try:
+        from chronorank import timeparse  # the core parser, when it has landed
+    except ImportError:
+        timeparse = None  # type: ignore[assignment]
+    if timeparse is not None:
+        try:
+            return float(timeparse.to_epoch(value))
+        except Exception:  # noqa: BLE001 - fall through to the strict ISO path below
+            pass
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, datetime):
+        dt = value
+    else:
+        text = str(value).strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidInput(
+                f"{field}={value!r} is not a date this loader understands; "
+                "expected ISO 8601 such as '2024-08-27' or '2024-08-27T10:00:00Z'. "
+                "Fix the value or leave it null for an undated document."
+            ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def epoch_seconds(records: Sequence[Mapping[str, Any]], field: str = "date") -> np.ndarray:
+    """The ``field`` column of ``records`` as float64 epoch seconds (NaN = missing)."""
+    return np.array([to_epoch(r.get(field), field=field) for r in records], dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    if not path.exists():
+        raise InvalidInput(
+            f"{what} file {str(path)!r} does not exist; pass the path of a FORMAT.md "
+            f"{what} file (JSON Lines, one object a line)."
+        )
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):  # a JSON array is accepted too
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{what} file {str(path)!r} is not valid JSON: {exc}") from None
+        return [(i + 1, _require_object(o, path, i + 1, what)) for i, o in enumerate(items)]
+    out = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(
+                f"{what} file {str(path)!r} line {lineno} is not valid JSON ({exc.msg}); "
+                "each line must hold one JSON object."
+            ) from None
+        out.append((lineno, _require_object(obj, path, lineno, what)))
+    return out
+
+
+def _require_object(obj: Any, path: Path, lineno: int, what: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise InvalidInput(
+            f"{what} file {str(path)!r} line {lineno}: expected a JSON object, got "
+            f"{type(obj).__name__}."
+        )
+    return obj
+
+
+def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> dict[str, Any]:
+    """One FORMAT.md corpus object -> the canonical record (metadata merged)."""
+    doc_id = obj.get("id")
+    if doc_id is None or (isinstance(doc_id, str) and not doc_id):
+        raise InvalidInput(f"{where}: field 'id' is missing or empty; every document needs a unique string id.")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput(
+            f"{where} (id={doc_id!r}): field 'text' must be a string, got {text!r}; "
+            "give the document's text (an empty string is allowed)."
+        )
+    metadata: dict[str, Any] = {k: v for k, v in obj.items() if k not in _CORPUS_KEYS}
+    nested = obj.get("metadata")
+    if nested is not None:
+        if not isinstance(nested, dict):
+            raise InvalidInput(
+                f"{where} (id={doc_id!r}): 'metadata' must be an object, got {nested!r}."
+            )
+        metadata.update(nested)
+    record: dict[str, Any] = {"id": str(doc_id), "text": text}
+    for f in _TIME_FIELDS:
+        record[f] = obj.get(f)
+    if "updated" in obj:
+        record["updated"] = obj["updated"]
+    record["metadata"] = metadata
+    return record
+
+
+def load_corpus(path: str | Path) -> list[dict[str, Any]]:
+    """Read a FORMAT.md ``corpus.jsonl``; ids must be unique."""
+    p = Path(path)
+    docs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for lineno, obj in _read_records(p, "corpus"):
+        doc = normalize_document(obj, where=f"{p.name} line {lineno}")
+        if doc["id"] in seen:
+            raise InvalidInput(
+                f"{p.name} line {lineno}: id={doc['id']!r} appears twice; ids must be unique."
+            )
+        seen.add(doc["id"])
+        docs.append(doc)
+    return docs
+
+
+def normalize_query(obj: Mapping[str, Any], *, where: str = "query") -> dict[str, Any]:
+    """One FORMAT.md query object -> the canonical record (extra keys kept)."""
+    qid = obj.get("qid")
+    if qid is None or qid == "":
+        raise InvalidInput(f"{where}: field 'qid' is missing; every query needs a unique id.")
+    query = obj.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput(f"{where} (qid={qid!r}): field 'query' must be a non-empty string, got {query!r}.")
+    ref = obj.get("reference_date", obj.get("reference_time"))
+    rel_in = obj.get("relevance", {})
+    if not isinstance(rel_in, dict):
+        raise InvalidInput(
+            f"{where} (qid={qid!r}): 'relevance' must be an object {{doc_id: grade}}, got {rel_in!r}."
+        )
+    relevance: dict[str, int] = {}
+    for doc_id, grade in rel_in.items():
+        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not 0 <= grade <= 3 or grade != int(grade):
+            raise InvalidInput(
+                f"{where} (qid={qid!r}): relevance[{doc_id!r}]={grade!r}; grades are integers 0-3."
+            )
+        relevance[str(doc_id)] = int(grade)
+    candidates = obj.get("candidates")
+    if candidates is not None:
+        if not isinstance(candidates, list):
+            raise InvalidInput(
+                f"{where} (qid={qid!r}): 'candidates' must be a list of document ids, got {candidates!r}."
+            )
+        candidates = [str(c) for c in candidates]
+    record: dict[str, Any] = {
+        "qid": str(qid),
+        "query": query,
+        "reference_date": ref,
+        "relevance": relevance,
+        "candidates": candidates,
+        "kind": obj.get("kind"),
+    }
+    for k, v in obj.items():
+        if k not in _QUERY_KEYS:
+            record[k] = v
+    return record
+
+
+def load_queries(path: str | Path) -> list[dict[str, Any]]:
+    """Read a FORMAT.md ``queries.jsonl``; qids must be unique."""
+    p = Path(path)
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for lineno, obj in _read_records(p, "queries"):
+        q = normalize_query(obj, where=f"{p.name} line {lineno}")
+        if q["qid"] in seen:
+            raise InvalidInput(f"{p.name} line {lineno}: qid={q['qid']!r} appears twice; qids must be unique.")
+        seen.add(q["qid"])
+        out.append(q)
+    return out
+
+
+def check_benchmark(corpus: Sequence[Mapping[str, Any]], queries: Sequence[Mapping[str, Any]]) -> None:
+    """Raise InvalidInput when a query judges or lists a document the corpus lacks."""
+    ids = {d["id"] for d in corpus}
+    for q in queries:
+        missing = [d for d in q["relevance"] if d not in ids]
+        missing += [d for d in (q.get("candidates") or []) if d not in ids]
+        if missing:
+            raise InvalidInput(
+                f"query qid={q['qid']!r} names document(s) {missing[:3]!r} that are not in the corpus; "
+                "fix the ids or add the documents."
+            )
+
+
+def load_benchmark(directory: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Read ``corpus.jsonl`` and ``queries.jsonl`` from one directory and cross-check them."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise InvalidInput(
+            f"benchmark directory {str(d)!r} does not exist; pass a directory holding "
+            "corpus.jsonl and queries.jsonl (see FORMAT.md)."
+        )
+    corpus = load_corpus(d / "corpus.jsonl")
+    queries = load_queries(d / "queries.jsonl")
+    check_benchmark(corpus, queries)
+    return corpus, queries
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_corpus(docs: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write documents as FORMAT.md JSON Lines (UTF-8, one object a line)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for d in docs:
+            fh.write(json.dumps(dict(d), ensure_ascii=False) + "\n")
+    return p
+
+
+def write_queries(queries: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write queries as FORMAT.md JSON Lines."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for q in queries:
+            fh.write(json.dumps({k: v for k, v in q.items() if v is not None}, ensure_ascii=False) + "\n")
+    return p
+
+
+# --------------------------------------------------------------------------- bundled / shared
+
+
+def shared_data_dir(start: str | Path | None = None) -> Path | None:
+    """``../shared/data`` beside the repository root, or None when absent.
+
+    Looks beside the current directory and beside every parent of this file, so it
+    works from a checkout, from tests and from CI (which clones ``shared/`` beside
+    the repository).
+    """
+    candidates: list[Path] = []
+    bases = [Path(start)] if start is not None else [Path.cwd(), *Path(__file__).resolve().parents]
+    for base in bases:
+        candidates += [base / "shared" / "data", base.parent / "shared" / "data"]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    return None
+
+
+def _release_snapshot(path: str | Path | None) -> dict[str, Any]:
+    if path is not None:
+        p = Path(path)
+    else:
+        p = BUNDLED_DIR / "release_corpus.json"
+        if not p.exists():
+            shared = shared_data_dir()
+            if shared is None:
+                raise InvalidInput(
+                    "the release-notes snapshot is neither bundled nor found in ../shared/data; "
+                    "pass path=... to a release_corpus.json file."
+                )
+            p = shared / "tdw-rag-release-corpus" / "release_corpus.json"
+    if not p.exists():
+        raise InvalidInput(f"release snapshot {str(p)!r} does not exist; pass the path of release_corpus.json.")
+    snap = json.loads(p.read_text(encoding="utf-8"))
+    if not isinstance(snap, dict) or "documents" not in snap:
+        raise InvalidInput(f"{str(p)!r} is not a release snapshot (expected keys 'fetched_at' and 'documents').")
+    return snap
+
+
+def release_benchmark_from_snapshot(
+    snapshot: Mapping[str, Any], *, min_releases: int = 4
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A release snapshot ``{"fetched_at", "documents": [...]}`` -> (corpus, queries).
+
+    One query per project with at least ``min_releases`` releases: the newest release
+    (by date, then id for a deterministic tie-break) is graded 3, the one before it 1.
+    The reference date of every query is the snapshot time ``fetched_at``.
+    """
+    fetched_at = snapshot.get("fetched_at")
+    corpus = [
+        normalize_document(
+            {
+                "id": d["id"],
+                "text": d["text"],
+                "date": d.get("date"),
+                "metadata": {k: v for k, v in d.items() if k not in ("id", "text", "date")},
+            },
+            where="release snapshot",
+        )
+        for d in snapshot["documents"]
+    ]
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for doc in corpus:
+        project = doc["metadata"].get("project") or str(doc["id"]).split("@")[0].split("/")[-1]
+        by_project.setdefault(project, []).append(doc)
+    queries: list[dict[str, Any]] = []
+    for project in sorted(by_project):
+        releases = by_project[project]
+        if len(releases) < min_releases:
+            continue
+        releases = sorted(releases, key=lambda r: (to_epoch(r["date"]), r["id"]), reverse=True)
+        queries.append(
+            {
+                "qid": f"latest-{project}",
+                "query": RELEASE_QUERY.format(project=project),
+                "reference_date": fetched_at,
+                "relevance": {releases[0]["id"]: 3, releases[1]["id"]: 1},
+                "candidates": None,
+                "kind": "latest",
+            }
+        )
+    return corpus, queries
+
+
+def tdw_release_benchmark(
+    path: str | Path | None = None, *, min_releases: int = 4
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The peer's release-notes benchmark as FORMAT.md (corpus, queries): 242 docs, 13 queries.
+
+    Reads the bundled snapshot (MIT, see ``eval/bundled/LICENSE``), else
+    ``../shared/data/tdw-rag-release-corpus/release_corpus.json``, else ``path``.
+    """
+    return release_benchmark_from_snapshot(_release_snapshot(path), min_releases=min_releases)

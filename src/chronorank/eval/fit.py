@@ -1,0 +1,622 @@
+"""Fitting kernel, parameters, combine strategy, strength, gate and fusion weights.
+
+Every configuration of the search space is scored at once: per-query candidate arrays
+are padded into ``(queries, candidates)`` matrices, each kernel-parameter setting turns
+the age matrix into one weight matrix, and strengths x gate settings are broadcast on a
+leading axis. Top-k comes from ``argpartition`` and nDCG from a dot product with the
+discount vector. Python loops run over kernel settings, strategies (code paths) and
+fusion-weight settings only -- never over trials or queries.
+
+The batched strategies below reproduce :func:`chronorank.fusion.combine` row by row
+(a test checks the equality); the batch form exists because ``combine`` takes one
+query's 1-D arrays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+
+__all__ = [
+    "FitResult",
+    "FitQuery",
+    "fit",
+    "fit_strength",
+    "suggest_half_life",
+    "prepare_queries",
+    "DEFAULT_SPACE",
+    "PEER_EQUIVALENT_SPACE",
+    "batched_combine",
+]
+
+DAY = 86400.0
+RRF_K = 60
+STRATEGY_NAMES = ("gated_multiply", "multiply", "linear", "rrf")
+
+# The peer's default grid (46 kernel settings x 4 strengths x 2 strategies = 368 trials),
+# expressed with chronorank's kernels.
+PEER_EQUIVALENT_SPACE: dict[str, Any] = {
+    "kernels": {
+        "exponential": {"half_life_days": [7, 14, 30, 60, 120, 365]},
+        "weibull": {"half_life_days": [7, 30, 90, 365], "shape": [0.6, 1.5, 3.0]},
+        "power_law": {"half_life_days": [7, 30, 90, 365], "beta": [0.5, 1.0, 2.0]},
+        "cliff": {"half_life_days": [14, 30, 90, 180, 365], "steepness": [4.0, 12.0]},
+        "delayed_peak": {"peak_days": [2, 7, 21], "shape": [1.5, 3.0]},
+    },
+    "combine": ["multiply", "gated_multiply"],
+    "strength": [0.25, 0.5, 0.75, 1.0],
+    "gate": [False],
+}
+
+DEFAULT_SPACE: dict[str, Any] = {
+    "kernels": {
+        "exponential": {"half_life_days": [7, 30, 90, 180, 365, 730, 1460]},
+        "weibull": {"half_life_days": [30, 90, 365, 730], "shape": [0.6, 1.5, 3.0]},
+        "power_law": {"half_life_days": [30, 90, 365, 730], "beta": [0.5, 1.0, 2.0]},
+        "cliff": {"half_life_days": [30, 90, 180, 365, 730], "steepness": [4.0, 12.0]},
+        "gaussian": {"half_life_days": [90, 365, 730]},
+    },
+    "combine": list(STRATEGY_NAMES),
+    "strength": [0.1, 0.25, 0.5, 0.75, 1.0],
+    "gate": [False, True],
+}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass
+class FitQuery:
+    """One labelled query with its candidates as columns.
+
+    ``similarity``: score per candidate (higher is better); ``ages``: age in days at the
+    query's reference time (NaN = undated); ``grades``: graded relevance per candidate;
+    ``ideal``: all positive judged grades of the query (for the nDCG ideal, which may
+    include documents outside the candidates); ``signals``: optional named score arrays
+    (e.g. ``vector``, ``keyword``) fused by weighted RRF when the space has ``weights``;
+    ``sensitivity``: the gate's time sensitivity for the query (None = parse lazily).
+    """
+
+    query: str
+    similarity: np.ndarray
+    ages: np.ndarray
+    grades: np.ndarray
+    ideal: np.ndarray
+    ids: list[str] | None = None
+    signals: dict[str, np.ndarray] | None = None
+    sensitivity: float | None = None
+    now: float = math.nan
+    qid: str = ""
+
+
+def _as_fit_query(q: Any, i: int) -> FitQuery:
+    if isinstance(q, FitQuery):
+        return q
+    if not isinstance(q, Mapping):
+        raise InvalidInput(f"queries[{i}] is {type(q).__name__}; pass FitQuery objects or dicts (see prepare_queries).")
+    sim = q.get("similarity", q.get("scores"))
+    if sim is None:
+        raise InvalidInput(f"queries[{i}] has no 'similarity' (or 'scores') array; give one score per candidate.")
+    sim = np.asarray(sim, dtype=np.float64)
+    if "ages" in q:
+        ages = np.asarray(q["ages"], dtype=np.float64)
+        now = math.nan
+    else:
+        from chronorank.eval.datasets import to_epoch
+
+        now = to_epoch(q.get("now", q.get("reference_date")), field="reference_date")
+        if math.isnan(now):
+            raise InvalidInput(f"queries[{i}] needs 'ages' (days) or 'times' plus 'now' (the reference date).")
+        t = np.array([to_epoch(x) if not isinstance(x, (int, float)) else float(x) for x in q.get("times", [])])
+        ages = (now - t) / DAY
+    rel = q.get("relevance", {})
+    ids = q.get("ids")
+    if isinstance(rel, Mapping):
+        if ids is None:
+            raise InvalidInput(f"queries[{i}]: relevance is a mapping, so 'ids' (one per candidate) is needed.")
+        grades = np.array([float(rel.get(d, 0.0)) for d in ids], dtype=np.float64)
+        ideal = np.array(sorted((float(g) for g in rel.values() if g > 0), reverse=True))
+    else:
+        grades = np.asarray(rel, dtype=np.float64)
+        ideal = np.sort(grades[grades > 0])[::-1]
+    if not (sim.shape == ages.shape == grades.shape):
+        raise InvalidInput(
+            f"queries[{i}]: similarity {sim.shape}, ages {ages.shape} and relevance {grades.shape} "
+            "must have one entry per candidate."
+        )
+    signals = q.get("signals")
+    return FitQuery(
+        query=str(q.get("query", "")), similarity=sim, ages=ages, grades=grades, ideal=ideal,
+        ids=list(ids) if ids is not None else None,
+        signals={k: np.asarray(v, dtype=np.float64) for k, v in signals.items()} if signals else None,
+        sensitivity=q.get("sensitivity"), now=now, qid=str(q.get("qid", i)),
+    )
+
+
+def prepare_queries(
+    corpus: Sequence[Mapping[str, Any]],
+    queries: Sequence[Mapping[str, Any]],
+    retrieve: Any,
+    *,
+    date_field: str = "date",
+) -> list[FitQuery]:
+    """FORMAT.md (corpus, queries) + a retriever -> FitQuery list.
+
+    ``retrieve(query_record) -> (ids, scores)`` or ``-> (ids, scores, signals)`` supplies
+    each query's candidates and similarity (see :mod:`chronorank.eval.benchmark`).
+    """
+    from chronorank.eval.datasets import epoch_seconds, to_epoch
+
+    times = epoch_seconds(corpus, date_field)
+    pos = {d["id"]: i for i, d in enumerate(corpus)}
+    out = []
+    for q in queries:
+        got = retrieve(q)
+        ids, scores = got[0], got[1]
+        signals = got[2] if len(got) > 2 else None
+        now = to_epoch(q.get("reference_date"), field="reference_date")
+        idx = np.array([pos[d] for d in ids], dtype=np.int64)
+        rel = q.get("relevance", {})
+        out.append(
+            FitQuery(
+                query=q["query"], similarity=np.asarray(scores, dtype=np.float64),
+                ages=(now - times[idx]) / DAY,
+                grades=np.array([float(rel.get(d, 0)) for d in ids]),
+                ideal=np.array(sorted((float(g) for g in rel.values() if g > 0), reverse=True)),
+                ids=list(ids), signals=signals, now=now, qid=q.get("qid", ""),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- batched maths
+
+
+def _competition_rank_rows(x: np.ndarray) -> np.ndarray:
+    """1-based descending competition rank along the last axis (ties share the best rank)."""
+    order = np.argsort(-x, axis=-1, kind="stable")
+    s = np.take_along_axis(x, order, axis=-1)
+    n = x.shape[-1]
+    is_new = np.ones(s.shape, dtype=bool)
+    is_new[..., 1:] = s[..., 1:] != s[..., :-1]
+    first = np.maximum.accumulate(np.where(is_new, np.arange(n), 0), axis=-1) + 1
+    ranks = np.empty(x.shape, dtype=np.float64)
+    np.put_along_axis(ranks, order, first.astype(np.float64), axis=-1)
+    return ranks
+
+
+def _ordinal_rank_rows(x: np.ndarray) -> np.ndarray:
+    """1-based descending rank along the last axis, ties by position, NaN/-inf last."""
+    order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
+    ranks = np.empty(x.shape, dtype=np.float64)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, x.shape[-1] + 1, dtype=np.float64), x.shape).copy(), axis=-1)
+    return ranks
+
+
+def _demote(sim: np.ndarray, factor: np.ndarray) -> np.ndarray:
+    return np.where(sim >= 0, sim * factor, sim * (2.0 - factor))
+
+
+def batched_combine(
+    sim: np.ndarray, decay: np.ndarray, strategy: str, strength: np.ndarray, valid: np.ndarray | None = None
+) -> np.ndarray:
+    """``combine`` over rows: ``sim``/``decay`` broadcast to ``(..., N, M)``, ``strength`` to ``(..., N, 1)``.
+
+    gated_multiply ``sim*(1-s+s*decay)``; multiply ``sim*decay**s``; linear
+    ``(1-s)*minmax_row(sim)+s*decay``; rrf ``1/(60+rank(sim)) + s/(60+rank(decay))``.
+    ``valid`` masks padded candidates out of min-max and rank computations.
+    """
+    s = strength
+    if strategy == "gated_multiply":
+        with np.errstate(invalid="ignore"):
+            out = _demote(sim, 1.0 - s + s * decay)
+    elif strategy == "multiply":
+        with np.errstate(invalid="ignore"):
+            out = _demote(sim, np.power(decay, s))
+    elif strategy == "linear":
+        if valid is None:
+            lo = sim.min(axis=-1, keepdims=True)
+            hi = sim.max(axis=-1, keepdims=True)
+        else:
+            lo = np.where(valid, sim, np.inf).min(axis=-1, keepdims=True)
+            hi = np.where(valid, sim, -np.inf).max(axis=-1, keepdims=True)
+        span = hi - lo
+        with np.errstate(invalid="ignore", divide="ignore"):
+            norm = np.where(span > 0, (sim - lo) / np.where(span > 0, span, 1.0), 1.0)
+            out = (1.0 - s) * norm + s * decay
+    elif strategy == "rrf":
+        if valid is not None:
+            sim = np.where(valid, sim, -np.inf)
+            decay = np.where(valid, decay, -np.inf)
+        rs = _competition_rank_rows(sim)
+        rd = _competition_rank_rows(decay)
+        out = 1.0 / (RRF_K + rs) + s / (RRF_K + rd)
+    else:
+        raise InvalidInput(f"combine={strategy!r} is not a known strategy; use one of {list(STRATEGY_NAMES)}")
+    # strength 0 returns the similarity unchanged, exactly as chronorank.fusion.combine does
+    return np.where(np.asarray(s) == 0.0, np.broadcast_to(sim, out.shape), out)
+
+
+def _topk_metric(
+    scores: np.ndarray, gains: np.ndarray, valid: np.ndarray, ideal_dcg: np.ndarray, n_rel: np.ndarray,
+    metric: str, k: int,
+) -> np.ndarray:
+    """Per-query metric for every configuration: scores ``(C, N, M)`` -> ``(C, N)``."""
+    scores = np.where(valid, scores, -np.inf)
+    m = scores.shape[-1]
+    kk = min(k, m)
+    if kk < m:
+        # the kk-th best score per row, then ties at that boundary filled by position, so the
+        # top k equals a stable sort by (score desc, candidate position)
+        part = np.argpartition(-scores, kk - 1, axis=-1)[..., kk - 1 : kk]
+        kth = np.take_along_axis(scores, part, axis=-1)
+        above = scores > kth
+        tied = scores == kth
+        need = kk - above.sum(axis=-1, keepdims=True)
+        chosen = above | (tied & (np.cumsum(tied, axis=-1) <= need))
+        pos = np.nonzero(chosen)[-1].reshape(scores.shape[:-1] + (kk,))
+        top_scores = np.take_along_axis(scores, pos, axis=-1)
+        order = np.argsort(-top_scores, axis=-1, kind="stable")
+        idx = np.take_along_axis(pos, order, axis=-1)
+    else:
+        idx = np.argsort(-scores, axis=-1, kind="stable")
+    g = np.take_along_axis(np.broadcast_to(gains, scores.shape), idx, axis=-1)
+    g = np.where(np.take_along_axis(np.broadcast_to(valid, scores.shape), idx, axis=-1), g, 0.0)
+    rel = g >= 1.0
+    if metric == "ndcg":
+        disc = 1.0 / np.log2(np.arange(2, kk + 2, dtype=np.float64))
+        dcg = g @ disc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ideal_dcg > 0, dcg / np.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
+    if metric == "hit_rate":
+        return np.asarray(rel.any(axis=-1), dtype=np.float64)
+    if metric == "recall":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n_rel > 0, rel.sum(axis=-1) / np.where(n_rel > 0, n_rel, 1), 0.0)
+    if metric == "precision":
+        return np.asarray(rel.sum(axis=-1) / float(k), dtype=np.float64)
+    if metric == "mrr":
+        first = np.argmax(rel, axis=-1)
+        return np.where(rel.any(axis=-1), 1.0 / (first + 1.0), 0.0)
+    raise InvalidInput(f"metric={metric!r} cannot be fitted; use ndcg@k, recall@k, precision@k, hit_rate@k or mrr@k.")
+
+
+# --------------------------------------------------------------------------- the search
+
+
+@dataclass
+class FitResult:
+    """The best configuration, its score on all queries and its cross-validated score."""
+
+    kernel: str
+    combine: str
+    strength: float
+    gate: bool
+    weights: dict[str, float] | None
+    metric: str
+    score: float
+    heldout: float
+    heldout_std: float
+    folds: int
+    n_trials: int
+    seconds: float
+    trials: dict[str, Any] = field(repr=False, default_factory=dict)
+    fold_choices: list[str] = field(repr=False, default_factory=list)
+
+    @property
+    def spec(self) -> str:
+        """The configuration in the one spec grammar, e.g. ``reranker(kernel="...", ...)``."""
+        from chronorank.spec import format_spec
+
+        params: dict[str, Any] = {
+            "kernel": self.kernel, "combine": self.combine, "strength": self.strength, "gate": self.gate,
+        }
+        if self.weights:
+            params["weights"] = [[k, v] for k, v in self.weights.items()]
+        return format_spec("reranker", params)
+
+    def build(self, **overrides: Any) -> Any:
+        """A ready :class:`chronorank.TemporalReranker` with the fitted settings."""
+        from chronorank.rerank import TemporalReranker
+
+        kwargs: dict[str, Any] = {
+            "kernel": self.kernel, "strength": self.strength, "combine": self.combine, "gate": self.gate,
+        }
+        kwargs.update(overrides)
+        return TemporalReranker(**kwargs)
+
+    def table(self, top: int = 10) -> str:
+        """The best ``top`` trials as a markdown table."""
+        t = self.trials
+        order = np.argsort(-np.asarray(t["score"]), kind="stable")[:top]
+        lines = [f"| kernel | combine | strength | gate | {self.metric} |", "|---|---|---:|---|---:|"]
+        for i in order:
+            lines.append(
+                f"| {t['kernel'][i]} | {t['combine'][i]} | {t['strength'][i]:g} | {t['gate'][i]} | {t['score'][i]:.4f} |"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.spec}  {self.metric}={self.score:.4f} (fitted), {self.heldout:.4f} +/- "
+            f"{self.heldout_std:.4f} ({self.folds}-fold held-out); {self.n_trials} trials in {self.seconds:.2f}s"
+        )
+
+
+def _parse_metric(metric: str) -> tuple[str, int]:
+    from chronorank.eval.metrics import parse_metric
+
+    m = parse_metric(metric)
+    if m.name in ("stale", "age"):
+        raise InvalidInput(f"metric={metric!r} cannot be maximised; fit on ndcg@k, recall@k, hit_rate@k or mrr@k.")
+    return m.name, (m.k if m.k is not None else 10**9)
+
+
+def _kernel_settings(space: Mapping[str, Any]) -> list[str]:
+    from chronorank.spec import format_spec
+
+    kernels = space.get("kernels")
+    if not kernels:
+        raise InvalidInput("space['kernels'] is empty; give e.g. {'exponential': {'half_life_days': [30, 90]}}.")
+    specs = []
+    for name, axes in kernels.items():
+        keys = list(axes or {})
+        for values in itertools.product(*(list(axes[k]) for k in keys)):
+            specs.append(format_spec(name, dict(zip(keys, values))))
+    return specs
+
+
+def _pad(fq: list[FitQuery]) -> dict[str, Any]:
+    n = len(fq)
+    m = max(1, max(q.similarity.size for q in fq))
+    sim = np.full((n, m), -np.inf)
+    ages = np.full((n, m), np.nan)
+    gains = np.zeros((n, m))
+    valid = np.zeros((n, m), dtype=bool)
+    names = sorted({k for q in fq for k in (q.signals or {})})
+    signals = {k: np.full((n, m), np.nan) for k in names}
+    for i, q in enumerate(fq):
+        c = q.similarity.size
+        sim[i, :c], ages[i, :c], gains[i, :c], valid[i, :c] = q.similarity, q.ages, q.grades, True
+        for k in names:
+            if q.signals and k in q.signals:
+                signals[k][i, :c] = q.signals[k]
+    return {"sim": sim, "ages": ages, "gains": gains, "valid": valid, "signals": signals, "m": m}
+
+
+def _ideal(fq: list[FitQuery], k: int) -> tuple[np.ndarray, np.ndarray]:
+    kk = min(k, max((q.ideal.size for q in fq), default=0))
+    disc = 1.0 / np.log2(np.arange(2, kk + 2, dtype=np.float64))
+    idcg = np.array([float(np.sum(q.ideal[:kk] * disc[: min(kk, q.ideal.size)])) for q in fq])
+    n_rel = np.array([float(np.sum(q.ideal >= 1)) for q in fq])
+    return idcg, n_rel
+
+
+def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
+    need = [q for q in fq if q.sensitivity is None]
+    if need:
+        from chronorank.intent import parse
+
+        for q in need:
+            it = parse(q.query, now=None if math.isnan(q.now) else q.now)
+            q.sensitivity = 0.0 if it.mode in ("timeless", "specific") else float(it.time_sensitivity)
+    return np.array([float(q.sensitivity or 0.0) for q in fq])
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if enabled and sys.stderr.isatty():
+        try:
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc="fit", unit="trial", leave=False)
+        except ImportError:
+            pass
+    return None
+
+
+def _fused_similarity(padded: dict[str, Any], weights: Mapping[str, float] | None) -> np.ndarray:
+    if not weights:
+        return padded["sim"]
+    fused = np.zeros_like(padded["sim"])
+    for name, w in weights.items():
+        if name not in padded["signals"]:
+            raise InvalidInput(
+                f"weights name signal {name!r} but the queries carry {sorted(padded['signals'])}; "
+                "give every query a 'signals' mapping with that key."
+            )
+        if w:
+            fused += w / (RRF_K + _ordinal_rank_rows(np.where(padded["valid"], padded["signals"][name], np.nan)))
+    return np.where(padded["valid"], fused, -np.inf)
+
+
+def score_space(
+    queries: Sequence[Any],
+    space: Mapping[str, Any] | None = None,
+    metric: str = "ndcg@10",
+    *,
+    missing_date: str = "neutral",
+    progress: bool = False,
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Score every configuration on every query: ``(trials table, (configs, queries) matrix)``."""
+    fq = [_as_fit_query(q, i) for i, q in enumerate(queries)]
+    if not fq:
+        raise InvalidInput("queries is empty; fitting needs at least one labelled query.")
+    space = dict(DEFAULT_SPACE if space is None else space)
+    name, k = _parse_metric(metric)
+    from chronorank.kernels import get_kernel
+
+    padded = _pad(fq)
+    idcg, n_rel = _ideal(fq, k)
+    specs = _kernel_settings(space)
+    strategies = [str(s) for s in space.get("combine", ["gated_multiply"])]
+    strengths = np.asarray(space.get("strength", [1.0]), dtype=np.float64)
+    if strengths.size == 0 or np.any((strengths < 0) | (strengths > 1)):
+        raise InvalidInput(f"space['strength']={strengths.tolist()}; strengths lie in [0, 1].")
+    gates = [bool(g) for g in space.get("gate", [False])]
+    weight_sets: list[dict[str, float] | None] = list(space.get("weights") or [None])
+    sens = _sensitivities(fq) if any(gates) else np.ones(len(fq))
+    # effective strength per (strength, gate) x query: (S*G, N, 1)
+    eff = np.stack([strengths[:, None] * (sens[None, :] if g else np.ones(len(fq))[None, :]) for g in gates], axis=1)
+    eff = eff.reshape(-1, len(fq))[:, :, None]
+    valid = padded["valid"]
+    ages = np.maximum(padded["ages"], 0.0)  # future dates clamp to age 0
+    gains = padded["gains"]
+    per_query: list[np.ndarray] = []
+    cols: dict[str, list[Any]] = {"weights": [], "kernel": [], "combine": [], "strength": [], "gate": []}
+    bar = _progress(len(weight_sets) * len(specs) * len(strategies) * eff.shape[0], progress)
+    for weights in weight_sets:
+        sim = _fused_similarity(padded, weights)
+        for spec in specs:
+            kernel = get_kernel(spec)
+            w = np.asarray(kernel(ages), dtype=np.float64)
+            dated = ~np.isnan(w) & valid
+            if missing_date == "keep":
+                fill = np.ones(len(fq))
+            elif missing_date in ("penalise", "penalize"):
+                fill = np.where(dated.any(1), np.nanmin(np.where(dated, w, np.inf), axis=1), 1.0)
+            else:  # neutral: median weight of the query's dated candidates
+                with np.errstate(all="ignore"):
+                    fill = np.nanmedian(np.where(dated, w, np.nan), axis=1) if dated.any() else np.ones(len(fq))
+                fill = np.where(np.isnan(fill), 1.0, fill)
+            w = np.where(np.isnan(w), fill[:, None], w)
+            for strategy in strategies:
+                scores = batched_combine(sim[None], w[None], strategy, eff, valid[None])
+                per_query.append(_topk_metric(scores, gains[None], valid[None], idcg, n_rel, name, k))
+                for g in gates:
+                    for s in strengths:
+                        cols["weights"].append(dict(weights) if weights else None)
+                        cols["kernel"].append(spec)
+                        cols["combine"].append(strategy)
+                        cols["strength"].append(float(s))
+                        cols["gate"].append(g)
+                if bar is not None:
+                    bar.update(eff.shape[0])
+    if bar is not None:
+        bar.close()
+    # rows were appended as (gate-major, strength-minor) per block; eff is strength-major
+    matrix = np.concatenate(per_query, axis=0)
+    order = _block_order(len(strengths), len(gates), len(per_query))
+    matrix = matrix[order]
+    table: dict[str, Any] = {key: val for key, val in cols.items()}
+    table["score"] = matrix.mean(axis=1)
+    return table, matrix
+
+
+def _block_order(n_s: int, n_g: int, n_blocks: int) -> np.ndarray:
+    """Map the table's (gate, strength) row order onto eff's (strength, gate) order."""
+    within = np.array([s * n_g + g for g in range(n_g) for s in range(n_s)])
+    return (np.arange(n_blocks)[:, None] * (n_s * n_g) + within[None, :]).ravel()
+
+
+def fit(
+    queries: Sequence[Any],
+    space: Mapping[str, Any] | None = None,
+    metric: str = "ndcg@10",
+    folds: int = 5,
+    progress: bool = True,
+    *,
+    seed: int = 0,
+    missing_date: str = "neutral",
+) -> FitResult:
+    """Search ``space`` (kernels x parameters x combine x strength x gate [x fusion weights]).
+
+    ``space`` keys: ``kernels`` ``{name: {param: [values]}}``, ``combine`` list,
+    ``strength`` list in [0, 1], ``gate`` list of bools, optional ``weights`` list of
+    ``{signal: weight}`` (queries must then carry ``signals``). The fitted score is the
+    best mean over all queries; the held-out score is k-fold cross-validation over
+    queries (choose on k-1 folds, score the left-out fold), seeded by ``seed``.
+    Ties between configurations go to the first in space order.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    table, matrix = score_space(queries, space, metric, missing_date=missing_date, progress=progress)
+    n_q = matrix.shape[1]
+    mean = matrix.mean(axis=1)
+    best = int(np.argmax(mean))
+    folds_used = max(2, min(int(folds), n_q)) if n_q >= 2 else 0
+    held: list[float] = []
+    choices: list[str] = []
+    if folds_used:
+        perm = np.random.default_rng(seed).permutation(n_q)
+        fold_of = np.empty(n_q, dtype=np.int64)
+        fold_of[perm] = np.arange(n_q) % folds_used
+        scores_per_q = np.empty(n_q)
+        for f in range(folds_used):
+            train = fold_of != f
+            pick = int(np.argmax(matrix[:, train].mean(axis=1)))
+            scores_per_q[~train] = matrix[pick, ~train]
+            held.append(float(matrix[pick, ~train].mean()))
+            choices.append(table["kernel"][pick])
+        heldout = float(scores_per_q.mean())
+    else:
+        heldout = math.nan
+    return FitResult(
+        kernel=table["kernel"][best], combine=table["combine"][best], strength=table["strength"][best],
+        gate=table["gate"][best], weights=table["weights"][best], metric=metric, score=float(mean[best]),
+        heldout=heldout, heldout_std=float(np.std(held)) if held else math.nan, folds=folds_used,
+        n_trials=int(matrix.shape[0]), seconds=time.perf_counter() - t0, trials=table, fold_choices=choices,
+    )
+
+
+def fit_strength(
+    queries: Sequence[Any],
+    kernel: str = "exponential(half_life_days=180)",
+    combine: str = "gated_multiply",
+    metric: str = "ndcg@10",
+    *,
+    resolution: int = 21,
+    gate: bool = False,
+    plot: str | None = None,
+) -> dict[float, float]:
+    """Metric as a function of strength in ``linspace(0, 1, resolution)``; optional PNG plot."""
+    strengths = np.round(np.linspace(0.0, 1.0, int(resolution)), 6)
+    from chronorank.kernels import get_kernel
+
+    spec = repr(get_kernel(kernel))  # kernels' repr() is their spec string
+    from chronorank.spec import parse_spec
+
+    kname, kparams = parse_spec(spec)
+    space = {"kernels": {kname: {p: [v] for p, v in kparams.items()}}, "combine": [combine],
+             "strength": strengths.tolist(), "gate": [gate]}
+    table, _ = score_space(queries, space, metric)
+    curve = {float(s): float(v) for s, v in zip(table["strength"], table["score"])}
+    if plot:
+        from chronorank.eval.plots import plot_strength
+
+        plot_strength(curve, plot, title=f"{spec} via {combine}", metric=metric)
+    return curve
+
+
+def suggest_half_life(
+    dates: Iterable[Any], now: Any = None, *, percentile: float = 25.0, bounds: tuple[float, float] = (1.0, 3650.0)
+) -> float:
+    """A half-life from the corpus age distribution.
+
+    Rule: the ``percentile``-th percentile (default 25th) of the documents' ages at
+    ``now`` (default: the newest date in ``dates``, so the answer does not move with the
+    wall clock), clipped to ``bounds`` and rounded to two significant figures. With it,
+    the freshest quarter of the corpus keeps a decay weight of at least 0.5 under an
+    exponential kernel and the rest is demoted progressively -- a starting point for
+    :func:`fit`, which tries multiples of it, not an optimum. Undated entries are ignored;
+    with no dated entry the answer is 180 days.
+    """
+    from chronorank.eval.datasets import to_epoch
+
+    t = np.array([to_epoch(d) if not isinstance(d, (int, float)) else float(d) for d in dates], dtype=np.float64)
+    t = t[~np.isnan(t)]
+    if t.size == 0:
+        return 180.0
+    ref = float(np.max(t)) if now is None else to_epoch(now, field="now")
+    ages = np.maximum(ref - t, 0.0) / DAY
+    value = float(np.clip(np.percentile(ages, percentile), *bounds))
+    digits = 1 - int(math.floor(math.log10(value)))
+    return float(round(value, digits))
