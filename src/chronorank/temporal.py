@@ -10,7 +10,8 @@ How a query's intent is applied (T is the reference time):
 - ``as_of``: T = end of the target (the state *as of* that day/month/year); documents
   that start after T are not yet valid.
 - ``range``: documents whose start lies inside the target are at distance 0; others are
-  decayed by their distance to the interval.
+  decayed by their distance to the interval, with the kernel's half-life rescaled to
+  ``range_scale`` x the range's length when the range is bounded.
 - ``specific`` / ``timeless``: effective strength 0 -- no pressure towards recency.
 
 A document's start is ``valid_from`` when present, else its date. A document whose
@@ -64,6 +65,7 @@ class TemporalConfig:
     expired_factor: float = 0.5
     relative_recency: float | None = None
     range_slope: float = 0.0
+    range_scale: float | None = 0.1
 
     def __post_init__(self) -> None:
         from chronorank.kernels import get_kernel
@@ -80,6 +82,10 @@ class TemporalConfig:
         _check_unit("range_slope", self.range_slope)
         if self.relative_recency is not None:
             _check_unit("relative_recency", self.relative_recency)
+        if self.range_scale is not None and not (
+            isinstance(self.range_scale, (int, float)) and self.range_scale > 0
+        ):
+            raise InvalidInput(f"range_scale must be a positive number or None, got {self.range_scale!r}")
 
     def spec(self) -> str:
         """The configuration as one spec string (the same grammar as kernels)."""
@@ -89,7 +95,8 @@ class TemporalConfig:
             f"missing_date={self.missing_date!r}, future={self.future!r}, "
             f"not_yet_valid={self.not_yet_valid!r}, expired_factor={self.expired_factor:g}, "
             f"relative_recency={rr}, "
-            f"range_slope={self.range_slope:g})"
+            f"range_slope={self.range_slope:g}, "
+            f"range_scale={'none' if self.range_scale is None else format(self.range_scale, 'g')})"
         )
 
 
@@ -178,58 +185,14 @@ def apply_temporal(
             f"similarity of candidate {who!r} is {sim[bad]!r}; scores must be finite numbers "
             "(drop or fix that candidate, e.g. replace NaN with 0.0)"
         )
-    start = t if valid_from is None else np.where(np.isnan(valid_from), t, valid_from)
-    explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
-    chains = build_chains(start, groups)
-    end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
-
-    mode = intent.mode if intent is not None else "recent"
-    sens = intent.time_sensitivity if intent is not None else 1.0
-    target = intent.target if intent is not None else None
-    strength = 0.0 if mode in ("specific", "timeless") else cfg.strength * sens
     if not math.isfinite(now):
         raise InvalidInput(f"now must be a finite time, got {now!r}")
-
-    undated = np.isnan(start)
-    nyv = np.zeros(n, dtype=bool)
-    expired = np.zeros(n, dtype=bool)
-    kernel = cfg.kernel
-    with np.errstate(invalid="ignore"):
-        if mode == "range" and target is not None:
-            ref = min(target.end, now) if math.isfinite(target.end) else now
-            lo, hi = target.start, target.end
-            dist = np.where(start < lo, lo - start, np.where(start >= hi, start - hi, 0.0))
-            if not math.isfinite(hi):
-                dist = np.where(start >= hi, 0.0, dist)
-            age = dist / DAY
-            weight = kernel(age)
-            if cfg.range_slope and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
-                inside = (start >= lo) & (start < hi)
-                frac = np.clip((hi - start) / (hi - lo), 0.0, 1.0)
-                weight = np.where(inside, weight * (1.0 - cfg.range_slope * frac), weight)
-            anchor = ref
-        else:
-            if mode == "as_of" and target is not None:
-                ref = target.end if math.isfinite(target.end) else now
-            else:
-                ref = now
-            future = start > ref
-            if mode == "as_of" or cfg.future == "not_yet_valid":
-                nyv = future
-            anchor = ref
-            if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
-                anchor = competitive_anchor(sim, start, ref, cfg.relative_recency)
-            expired = ~np.isnan(end) & (end <= ref) & ~undated
-            base = np.where(expired, end, start)
-            age = (anchor - base) / DAY
-            if cfg.future == "symmetric" and mode == "recent":
-                age = np.where(future, (start - ref) / DAY, age)
-            age = np.maximum(age, 0.0)
-            weight = kernel(age)
-            weight = np.where(expired, weight * cfg.expired_factor, weight)
-            weight = np.where(nyv, 0.0, weight)
-            # ages shown to users are measured from the reference time, not the anchor
-            age = np.where(future, (ref - start) / DAY, (ref - base) / DAY)
+    geo = temporal_geometry(
+        sim, t, intent=intent, now=now, config=cfg, valid_from=valid_from, valid_to=valid_to, groups=groups
+    )
+    weight = geo.weights(cfg.kernel)
+    strength = cfg.strength * geo.sensitivity
+    undated, nyv = geo.undated, geo.not_yet_valid
 
     keep = np.ones(n, dtype=bool)
     if undated.any():
@@ -260,19 +223,140 @@ def apply_temporal(
     return TemporalResult(
         score=score,
         decay=np.asarray(weight, dtype=np.float64),
-        age_days=np.asarray(age, dtype=np.float64),
-        start=start,
+        age_days=geo.display_age,
+        start=geo.start,
         keep=keep,
         effective_strength=strength,
-        reference_time=ref,
-        anchor_time=anchor,
-        mode=mode,
-        expired=expired,
+        reference_time=geo.reference_time,
+        anchor_time=geo.anchor,
+        mode=geo.mode,
+        expired=geo.expired,
         not_yet_valid=nyv,
         undated=undated,
-        successor=chains.successor,
-        end=end,
+        successor=geo.successor,
+        end=geo.end,
         ids=ids,
+    )
+
+
+@dataclass
+class Geometry:
+    """Everything about the candidates' time that does not depend on the kernel.
+
+    ``kernel_age`` is what the kernel sees (days); outside a bounded range it is rescaled
+    per kernel (see ``range_span_days``). ``multiplier`` carries the expired-version factor
+    and the in-range slope; ``sensitivity`` is 0 for specific and timeless intents. Fitting
+    evaluates many kernels over one geometry per query.
+    """
+
+    mode: str
+    sensitivity: float
+    reference_time: float
+    anchor: np.ndarray | float
+    start: np.ndarray
+    end: np.ndarray
+    successor: np.ndarray
+    kernel_age: np.ndarray
+    display_age: np.ndarray
+    multiplier: np.ndarray
+    expired: np.ndarray
+    not_yet_valid: np.ndarray
+    undated: np.ndarray
+    range_span_days: float | None = None
+    range_scale: float | None = None
+
+    def age_factor(self, kernel: Any) -> float:
+        """How much the kernel's age axis is stretched for this query (1 outside range mode)."""
+        if self.range_span_days is None or self.range_scale is None:
+            return 1.0
+        hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+        if not hl:
+            return 1.0
+        return float(hl) / (self.range_scale * self.range_span_days)
+
+    def weights(self, kernel: Any) -> np.ndarray:
+        """Decay weight per candidate under ``kernel`` (NaN where undated)."""
+        with np.errstate(invalid="ignore"):
+            w = np.asarray(kernel(self.kernel_age * self.age_factor(kernel)), dtype=np.float64)
+            w = w * self.multiplier
+        return np.where(self.not_yet_valid, 0.0, w)
+
+
+def temporal_geometry(
+    similarity: np.ndarray,
+    times: np.ndarray,
+    *,
+    intent: Intent | None,
+    now: float,
+    config: TemporalConfig,
+    valid_from: np.ndarray | None = None,
+    valid_to: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
+) -> Geometry:
+    """Reference time, ages, validity and supersession of every candidate under ``intent``."""
+    cfg = config
+    sim = similarity
+    t = times
+    n = t.shape[0]
+    start = t if valid_from is None else np.where(np.isnan(valid_from), t, valid_from)
+    explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
+    chains = build_chains(start, groups)
+    end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
+
+    mode = intent.mode if intent is not None else "recent"
+    sens = intent.time_sensitivity if intent is not None else 1.0
+    target = intent.target if intent is not None else None
+    sensitivity = 0.0 if mode in ("specific", "timeless") else float(sens)
+
+    undated = np.isnan(start)
+    nyv = np.zeros(n, dtype=bool)
+    expired = np.zeros(n, dtype=bool)
+    mult = np.ones(n)
+    span: float | None = None
+    with np.errstate(invalid="ignore"):
+        if mode == "range" and target is not None:
+            ref = min(target.end, now) if math.isfinite(target.end) else now
+            lo, hi = target.start, target.end
+            dist = np.where(start < lo, lo - start, np.where(start >= hi, start - hi, 0.0))
+            if not math.isfinite(hi):
+                dist = np.where(start >= hi, 0.0, dist)
+            kernel_age = dist / DAY
+            display_age = (ref - start) / DAY
+            # Outside a bounded range the kernel's half-life is rescaled to range_scale x the
+            # range's length: "in March" tolerates days, "in 2021" tolerates weeks.
+            if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+                span = (hi - lo) / DAY
+                if cfg.range_slope:
+                    inside = (start >= lo) & (start < hi)
+                    frac = np.clip((hi - start) / (hi - lo), 0.0, 1.0)
+                    mult = np.where(inside, 1.0 - cfg.range_slope * frac, 1.0)
+            anchor: np.ndarray | float = ref
+        else:
+            if mode == "as_of" and target is not None:
+                ref = target.end if math.isfinite(target.end) else now
+            else:
+                ref = now
+            future = start > ref
+            if mode == "as_of" or cfg.future == "not_yet_valid":
+                nyv = future
+            anchor = ref
+            if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
+                anchor = competitive_anchor(sim, start, ref, cfg.relative_recency)
+            expired = ~np.isnan(end) & (end <= ref) & ~undated
+            base = np.where(expired, end, start)
+            age = (anchor - base) / DAY
+            if cfg.future == "symmetric" and mode == "recent":
+                age = np.where(future, (start - ref) / DAY, age)
+            kernel_age = np.maximum(age, 0.0)
+            mult = np.where(expired, cfg.expired_factor, 1.0)
+            # ages shown to users are measured from the reference time, not the anchor
+            display_age = np.where(future, (ref - start) / DAY, (ref - base) / DAY)
+    return Geometry(
+        mode=mode, sensitivity=sensitivity, reference_time=float(ref), anchor=anchor,
+        start=start, end=end, successor=chains.successor, kernel_age=kernel_age,
+        display_age=np.asarray(display_age, dtype=np.float64), multiplier=mult,
+        expired=expired, not_yet_valid=nyv, undated=undated,
+        range_span_days=span, range_scale=cfg.range_scale,
     )
 
 

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     suite = benchmark.load_suite(name)
     p = benchmark.prepare(suite)
     queries = [
-        {"qid": q["qid"], "query": q["query"], "similarity": p.sims[i], "ages": (p.now[i] - p.times[i]) / 86400.0,
+        {"qid": q["qid"], "query": q["query"], "similarity": p.sims[i], "ages": (p.now[i] - p.times[i]) / 86400.0, "now": float(p.now[i]),
          "ids": p.ids[i], "relevance": q["relevance"]}
         for i, q in enumerate(suite.queries)
     ]

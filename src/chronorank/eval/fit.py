@@ -66,7 +66,8 @@ DEFAULT_SPACE: dict[str, Any] = {
     },
     "combine": list(STRATEGY_NAMES),
     "strength": [0.1, 0.25, 0.5, 0.75, 1.0],
-    "gate": [False, True],
+    "gate": [False, True, "intent"],
+    "relative_recency": [None, 0.5, 0.8],
 }
 
 
@@ -108,7 +109,15 @@ def _as_fit_query(q: Any, i: int) -> FitQuery:
     sim = np.asarray(sim, dtype=np.float64)
     if "ages" in q:
         ages = np.asarray(q["ages"], dtype=np.float64)
-        now = math.nan
+        raw_now = q.get("now", q.get("reference_date"))
+        if raw_now is None:
+            now = math.nan
+        elif isinstance(raw_now, (int, float)):
+            now = float(raw_now)
+        else:
+            from chronorank.eval.datasets import to_epoch
+
+            now = to_epoch(raw_now, field="reference_date")
     else:
         from chronorank.eval.datasets import to_epoch
 
@@ -299,7 +308,7 @@ class FitResult:
     kernel: str
     combine: str
     strength: float
-    gate: bool
+    gate: bool | str
     weights: dict[str, float] | None
     metric: str
     score: float
@@ -310,6 +319,7 @@ class FitResult:
     seconds: float
     trials: dict[str, Any] = field(repr=False, default_factory=dict)
     fold_choices: list[str] = field(repr=False, default_factory=list)
+    relative_recency: float | None = None
 
     @property
     def spec(self) -> str:
@@ -319,6 +329,8 @@ class FitResult:
         params: dict[str, Any] = {
             "kernel": self.kernel, "combine": self.combine, "strength": self.strength, "gate": self.gate,
         }
+        if self.relative_recency is not None:
+            params["relative_recency"] = self.relative_recency
         if self.weights:
             params["weights"] = [[k, v] for k, v in self.weights.items()]
         return format_spec("reranker", params)
@@ -328,7 +340,9 @@ class FitResult:
         from chronorank.rerank import TemporalReranker
 
         kwargs: dict[str, Any] = {
-            "kernel": self.kernel, "strength": self.strength, "combine": self.combine, "gate": self.gate,
+            "kernel": self.kernel, "strength": self.strength, "combine": self.combine,
+            "gate": _reranker_gate(self.gate),
+            "relative_recency": self.relative_recency,
         }
         kwargs.update(overrides)
         return TemporalReranker(**kwargs)
@@ -337,10 +351,13 @@ class FitResult:
         """The best ``top`` trials as a markdown table."""
         t = self.trials
         order = np.argsort(-np.asarray(t["score"]), kind="stable")[:top]
-        lines = [f"| kernel | combine | strength | gate | {self.metric} |", "|---|---|---:|---|---:|"]
+        lines = [f"| kernel | combine | strength | gate | relative recency | {self.metric} |",
+                 "|---|---|---:|---|---:|---:|"]
+        rr = t.get("relative_recency") or [None] * len(t["kernel"])
         for i in order:
             lines.append(
-                f"| {t['kernel'][i]} | {t['combine'][i]} | {t['strength'][i]:g} | {t['gate'][i]} | {t['score'][i]:.4f} |"
+                f"| {t['kernel'][i]} | {t['combine'][i]} | {t['strength'][i]:g} | {t['gate'][i]} | "
+                f"{'-' if rr[i] is None else rr[i]} | {t['score'][i]:.4f} |"
             )
         return "\n".join(lines)
 
@@ -349,6 +366,22 @@ class FitResult:
             f"{self.spec}  {self.metric}={self.score:.4f} (fitted), {self.heldout:.4f} +/- "
             f"{self.heldout_std:.4f} ({self.folds}-fold held-out); {self.n_trials} trials in {self.seconds:.2f}s"
         )
+
+
+def _reranker_gate(gate: bool | str) -> Any:
+    """The reranker gate that reproduces a fitted gate setting.
+
+    "intent" rows were scored with the full parsed intent, which is the reranker's
+    ``gate=True``; ``True`` rows used only the lexical sensitivity (recent mode).
+    """
+    if gate == "intent":
+        return True
+    if gate is True:
+        from chronorank.intent import LexicalGate
+
+        lexical = LexicalGate()
+        return lambda query: float(lexical(query))
+    return False
 
 
 def _parse_metric(metric: str) -> tuple[str, int]:
@@ -437,6 +470,44 @@ def _fused_similarity(padded: dict[str, Any], weights: Mapping[str, float] | Non
     return np.where(padded["valid"], fused, -np.inf)
 
 
+def _intent_geometry(
+    fq: list[FitQuery], padded: dict[str, Any], sim: np.ndarray, relative_recency: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-query temporal geometry under the parsed intent, padded: the same ages, validity
+    and strength factors :func:`chronorank.temporal.apply_temporal` uses, kernel-free.
+
+    Returns ``(kernel_age, range_span_days, multiplier, not_yet_valid, sensitivity)``.
+    One Python pass over queries (not over trials): each kernel then scores all at once.
+    """
+    from chronorank.intent import parse
+    from chronorank.temporal import TemporalConfig, temporal_geometry
+
+    n, m = sim.shape
+    kage = np.full((n, m), np.nan)
+    mult = np.ones((n, m))
+    nyv = np.zeros((n, m), dtype=bool)
+    span = np.full(n, np.nan)
+    sens = np.zeros(n)
+    cfg = TemporalConfig(relative_recency=relative_recency)
+    for i, q in enumerate(fq):
+        if math.isnan(q.now):
+            raise InvalidInput(
+                f"query {q.qid!r} has no reference time; intent-aware fitting needs 'now' (or build the "
+                "queries with prepare_queries)"
+            )
+        c = q.similarity.size
+        intent = parse(q.query, now=q.now)
+        times = q.now - q.ages * DAY
+        geo = temporal_geometry(sim[i, :c], times, intent=intent, now=q.now, config=cfg)
+        kage[i, :c] = geo.kernel_age
+        mult[i, :c] = geo.multiplier
+        nyv[i, :c] = geo.not_yet_valid
+        sens[i] = geo.sensitivity
+        if geo.range_span_days is not None and geo.range_scale is not None:
+            span[i] = geo.range_scale * geo.range_span_days
+    return kage, span, mult, nyv, sens
+
+
 def score_space(
     queries: Sequence[Any],
     space: Mapping[str, Any] | None = None,
@@ -445,7 +516,13 @@ def score_space(
     missing_date: str = "neutral",
     progress: bool = False,
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """Score every configuration on every query: ``(trials table, (configs, queries) matrix)``."""
+    """Score every configuration on every query: ``(trials table, (configs, queries) matrix)``.
+
+    ``gate`` values: ``False`` (full strength, ages from the reference date), ``True`` (the
+    lexical gate scales strength) and ``"intent"`` (the full intent: as-of and range queries
+    re-centre time, specific/timeless ones get strength 0, exactly as the reranker does),
+    crossed with ``relative_recency`` values for the intent rows.
+    """
     fq = [_as_fit_query(q, i) for i, q in enumerate(queries)]
     if not fq:
         raise InvalidInput("queries is empty; fitting needs at least one labelled query.")
@@ -456,64 +533,79 @@ def score_space(
     padded = _pad(fq)
     idcg, n_rel = _ideal(fq, k)
     specs = _kernel_settings(space)
+    kernels = [get_kernel(spec) for spec in specs]
     strategies = [str(s) for s in space.get("combine", ["gated_multiply"])]
     strengths = np.asarray(space.get("strength", [1.0]), dtype=np.float64)
     if strengths.size == 0 or np.any((strengths < 0) | (strengths > 1)):
         raise InvalidInput(f"space['strength']={strengths.tolist()}; strengths lie in [0, 1].")
-    gates = [bool(g) for g in space.get("gate", [False])]
+    gates: list[bool | str] = []
+    for g in space.get("gate", [False]):
+        if g == "intent":
+            gates.append("intent")
+        elif isinstance(g, bool):
+            gates.append(g)
+        else:
+            raise InvalidInput(f"space['gate'] holds {g!r}; use False, True or 'intent'.")
+    rrs = [None if r is None else float(r) for r in space.get("relative_recency", [None])]
     weight_sets: list[dict[str, float] | None] = list(space.get("weights") or [None])
-    sens = _sensitivities(fq) if any(gates) else np.ones(len(fq))
-    # effective strength per (strength, gate) x query: (S*G, N, 1)
-    eff = np.stack([strengths[:, None] * (sens[None, :] if g else np.ones(len(fq))[None, :]) for g in gates], axis=1)
-    eff = eff.reshape(-1, len(fq))[:, :, None]
+    n_q = len(fq)
     valid = padded["valid"]
-    ages = np.maximum(padded["ages"], 0.0)  # future dates clamp to age 0
+    plain_age = np.maximum(padded["ages"], 0.0)  # future dates clamp to age 0
     gains = padded["gains"]
     per_query: list[np.ndarray] = []
-    cols: dict[str, list[Any]] = {"weights": [], "kernel": [], "combine": [], "strength": [], "gate": []}
-    bar = _progress(len(weight_sets) * len(specs) * len(strategies) * eff.shape[0], progress)
+    cols: dict[str, list[Any]] = {
+        "weights": [], "kernel": [], "combine": [], "strength": [], "gate": [], "relative_recency": [],
+    }
+    n_sources = sum(len(rrs) if g == "intent" else 1 for g in gates)
+    bar = _progress(len(weight_sets) * n_sources * len(specs) * len(strategies) * strengths.size, progress)
+    no_span = np.full(n_q, np.nan)
     for weights in weight_sets:
         sim = _fused_similarity(padded, weights)
-        for spec in specs:
-            kernel = get_kernel(spec)
-            w = np.asarray(kernel(ages), dtype=np.float64)
-            dated = ~np.isnan(w) & valid
-            if missing_date == "keep":
-                fill = np.ones(len(fq))
-            elif missing_date in ("penalise", "penalize"):
-                fill = np.where(dated.any(1), np.nanmin(np.where(dated, w, np.inf), axis=1), 1.0)
-            else:  # neutral: median weight of the query's dated candidates
-                with np.errstate(all="ignore"):
-                    fill = np.nanmedian(np.where(dated, w, np.nan), axis=1) if dated.any() else np.ones(len(fq))
-                fill = np.where(np.isnan(fill), 1.0, fill)
-            w = np.where(np.isnan(w), fill[:, None], w)
-            for strategy in strategies:
-                scores = batched_combine(sim[None], w[None], strategy, eff, valid[None])
-                per_query.append(_topk_metric(scores, gains[None], valid[None], idcg, n_rel, name, k))
-                for g in gates:
-                    for s in strengths:
+        sources: list[tuple[bool | str, float | None, tuple[np.ndarray, ...]]] = []
+        for g in gates:
+            if g == "intent":
+                for rr in rrs:
+                    sources.append(("intent", rr, _intent_geometry(fq, padded, np.where(valid, sim, 0.0), rr)))
+            else:
+                sens = _sensitivities(fq) if g else np.ones(n_q)
+                sources.append((g, None, (plain_age, no_span, np.ones_like(plain_age),
+                                          np.zeros(plain_age.shape, dtype=bool), sens)))
+        for g, rr, (kage, span, mult, nyv, sens) in sources:
+            eff = strengths[:, None, None] * sens[None, :, None]  # (strengths, queries, 1)
+            for spec, kernel in zip(specs, kernels):
+                hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+                factor = np.where(np.isnan(span) | (not hl), 1.0, (hl or 1.0) / np.where(np.isnan(span), 1.0, span))
+                with np.errstate(invalid="ignore"):
+                    w = np.asarray(kernel(kage * factor[:, None]), dtype=np.float64) * mult
+                w = np.where(nyv, 0.0, w)
+                dated = ~np.isnan(w) & valid
+                if missing_date == "keep":
+                    fill = np.ones(n_q)
+                elif missing_date in ("penalise", "penalize"):
+                    fill = np.where(dated.any(1), np.nanmin(np.where(dated, w, np.inf), axis=1), 1.0)
+                else:  # neutral: median weight of the query's dated candidates
+                    with np.errstate(all="ignore"):
+                        fill = np.nanmedian(np.where(dated, w, np.nan), axis=1) if dated.any() else np.ones(n_q)
+                    fill = np.where(np.isnan(fill), 1.0, fill)
+                w = np.where(np.isnan(w), fill[:, None], w)
+                for strategy in strategies:
+                    scores = batched_combine(sim[None], w[None], strategy, eff, valid[None])
+                    per_query.append(_topk_metric(scores, gains[None], valid[None], idcg, n_rel, name, k))
+                    for st in strengths:
                         cols["weights"].append(dict(weights) if weights else None)
                         cols["kernel"].append(spec)
                         cols["combine"].append(strategy)
-                        cols["strength"].append(float(s))
+                        cols["strength"].append(float(st))
                         cols["gate"].append(g)
-                if bar is not None:
-                    bar.update(eff.shape[0])
+                        cols["relative_recency"].append(rr)
+                    if bar is not None:
+                        bar.update(strengths.size)
     if bar is not None:
         bar.close()
-    # rows were appended as (gate-major, strength-minor) per block; eff is strength-major
     matrix = np.concatenate(per_query, axis=0)
-    order = _block_order(len(strengths), len(gates), len(per_query))
-    matrix = matrix[order]
     table: dict[str, Any] = {key: val for key, val in cols.items()}
     table["score"] = matrix.mean(axis=1)
     return table, matrix
-
-
-def _block_order(n_s: int, n_g: int, n_blocks: int) -> np.ndarray:
-    """Map the table's (gate, strength) row order onto eff's (strength, gate) order."""
-    within = np.array([s * n_g + g for g in range(n_g) for s in range(n_s)])
-    return (np.arange(n_blocks)[:, None] * (n_s * n_g) + within[None, :]).ravel()
 
 
 def fit(
@@ -562,6 +654,7 @@ def fit(
     return FitResult(
         kernel=table["kernel"][best], combine=table["combine"][best], strength=table["strength"][best],
         gate=table["gate"][best], weights=table["weights"][best], metric=metric, score=float(mean[best]),
+        relative_recency=table["relative_recency"][best],
         heldout=heldout, heldout_std=float(np.std(held)) if held else math.nan, folds=folds_used,
         n_trials=int(matrix.shape[0]), seconds=time.perf_counter() - t0, trials=table, fold_choices=choices,
     )
