@@ -220,7 +220,15 @@ class TemporalReranker:
             ids = range(n)
         elif len(ids) != n:
             raise InvalidInput(f"got {n} scores but {len(ids)} ids")
-        if self.duplicates == "raise" and n and not positional and len(set(ids)) != n:
+        try:
+            distinct = len(set(ids)) if self.duplicates == "raise" and n and not positional else n
+        except TypeError:
+            bad_id = next(i for i in ids if not _hashable(i))
+            raise InvalidInput(
+                f"candidate id {bad_id!r} is a {type(bad_id).__name__}, which cannot be compared for "
+                "duplicates; use strings or numbers as ids, or pass duplicates='keep'"
+            ) from None
+        if distinct != n:
             seen: set[Any] = set()
             dup = [i for i in ids if i in seen or seen.add(i)]  # type: ignore[func-returns-value]
             raise InvalidInput(
@@ -280,10 +288,13 @@ class TemporalReranker:
         )
 
     def _scores(self, scores: Any, ids: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
-        try:
-            sim = np.asarray(scores, dtype=np.float64)
-        except (TypeError, ValueError):
-            sim = np.array([_to_float(s) for s in scores], dtype=np.float64)
+        if isinstance(scores, (list, tuple)) and bool in set(map(type, scores)):
+            sim = np.array([_to_float(v) for v in scores], dtype=np.float64)  # bools are not scores
+        else:
+            try:
+                sim = np.asarray(scores, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                sim = np.array([_to_float(v) for v in scores], dtype=np.float64)
         if sim.ndim != 1:
             raise InvalidInput(f"scores must be a 1-D sequence of numbers, got shape {sim.shape}")
         bad = ~np.isfinite(sim)
@@ -304,7 +315,9 @@ class TemporalReranker:
     def _times(self, values: Any) -> np.ndarray:
         arr = values if isinstance(values, np.ndarray) else None
         if arr is not None and arr.dtype.kind == "f":
-            return arr.astype(np.float64, copy=False)
+            out = arr.astype(np.float64, copy=False)
+            # an infinite time is no date at all: treat it as missing, as parse_times does
+            return out if np.isfinite(out[~np.isnan(out)]).all() else np.where(np.isinf(out), np.nan, out)
         from chronorank.timeparse import parse_times
 
         return parse_times(values, tz=self.tz)
@@ -379,5 +392,13 @@ def _to_float(v: Any) -> float:
         return math.nan
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return math.nan
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True

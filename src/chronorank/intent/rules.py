@@ -367,6 +367,9 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
 
 def _parse(query: str, now: float, lang: Language) -> Intent:
     text = query[:MAX_ANALYSED_CHARS]
+    if len(query) > MAX_ANALYSED_CHARS and query[MAX_ANALYSED_CHARS].isalnum():
+        # never analyse half a word: "20244" cut to "2024" would read as a year
+        text = re.sub(r"[^\W_]+\Z", "", text)
     hits: list[_Hit] = []
     if text and (lang.trigger is None or lang.trigger.search(text)):
         titleish: bool | None = None
