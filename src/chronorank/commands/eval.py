@@ -1,0 +1,58 @@
+"""``chronorank eval --corpus C --queries Q``: run a FORMAT.md benchmark through the index."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a FORMAT.md benchmark through the index",
+        description="Index the corpus (id, text, dates and validity only), rank it for every query "
+        "at the query's reference date, and print nDCG@10, recall@10, MRR and stale@5 overall "
+        "and per query kind. The kind is never used for ranking.",
+    )
+    p.add_argument("--corpus", required=True, help="corpus.jsonl (FORMAT.md)")
+    p.add_argument("--queries", required=True, help="queries.jsonl (FORMAT.md)")
+    p.add_argument("--config", default=None, help="index(...) spec, e.g. \"index(fusion='rrf')\"")
+    p.add_argument("--embedder", default="default", help="default | none | hashing | st:<model> | fastembed:<model>")
+    p.add_argument("--json", action="store_true", help="print the FORMAT.md evaluation JSON")
+    p.add_argument("--per-query", action="store_true", help="include per-query metrics in the JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    from chronorank.eval.datasets import check_benchmark, load_corpus, load_queries
+    from chronorank.index.config import IndexConfig
+    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
+
+    corpus = load_corpus(args.corpus)
+    queries = load_queries(args.queries)
+    check_benchmark(corpus, queries)
+    config = IndexConfig.from_spec(args.config)
+    idx = index_for_benchmark(corpus, embedder=args.embedder, config=config)
+    res = evaluate_index(idx, queries)
+    out: dict[str, Any] = {"overall": res["overall"], "by_kind": res["by_kind"], "config": res["config"]}
+    if args.per_query:
+        out["per_query"] = res["per_query"]
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    o = res["overall"]
+    print(f"config: {res['config']}")
+    print(f"{'kind':<14}{'queries':>8}{'ndcg@10':>10}{'recall@10':>11}{'mrr':>8}{'stale@5':>9}")
+    rows = [("overall", o), *res["by_kind"].items()]
+    for name, m in rows:
+        print(
+            f"{name:<14}{m['queries']:>8}{_f(m.get('ndcg@10')):>10}{_f(m.get('recall@10')):>11}"
+            f"{_f(m.get('mrr')):>8}{_f(m.get('stale@5')):>9}"
+        )
+    sys.stdout.flush()
+    return 0
+
+
+def _f(v: Any) -> str:
+    return "-" if v is None else f"{v:.3f}"

@@ -1,0 +1,32 @@
+"""``chronorank search DIR "query"``: query a saved index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "search",
+        help="search a saved index",
+        description="Rank every document of a saved index for a query at a reference time.",
+    )
+    p.add_argument("index", help="index directory written by `chronorank index`")
+    p.add_argument("query", help="the question; its temporal intent is parsed from the text")
+    p.add_argument("--now", default=None, help="reference time, e.g. 2026-08-01 (default: the wall clock)")
+    p.add_argument("-k", "--top-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--explain", action="store_true", help="print the scoring trace for every hit")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--config", default=None, help="index(...) spec overriding the saved config for this query")
+    p.add_argument("--no-verify", action="store_true", help="skip the sha256 check of the index files")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    from chronorank.commands._index_common import print_ranking
+    from chronorank.index import TemporalIndex
+
+    idx = TemporalIndex.load(args.index, verify=not args.no_verify)
+    ranking = idx.search(args.query, k=args.top_k, now=args.now, config=args.config)
+    print_ranking(ranking, explain=args.explain, as_json=args.json)
+    return 0

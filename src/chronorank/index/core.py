@@ -1,0 +1,677 @@
+"""``TemporalIndex``: an embedded hybrid (dense + BM25) index with time-aware scoring.
+
+Every search scores *every* document: one float32 mat-vec for the dense cosine, one pass
+over the query terms' BM25 columns, a fusion of the two, then the temporal layer
+(:func:`chronorank.temporal.apply_temporal`) over the whole corpus, and a top-k cut at the
+very end. Nothing is pre-filtered, so a fresh document at similarity rank 500 can win.
+
+Concurrency: the index state is an immutable snapshot. Writers (``add``/``delete``) build a
+new snapshot under a lock and swap it in with one assignment; a search reads the snapshot
+once at its start, so it sees either the old state or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
+from chronorank.index.config import IndexConfig
+from chronorank.index.embedders import Embedder, get_embedder
+from chronorank.types import Intent, Ranking
+
+__all__ = ["TemporalIndex"]
+
+TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
+_RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
+
+
+class _Snapshot:
+    """One immutable state of the index (the BM25 matrix is built lazily, once)."""
+
+    __slots__ = (
+        "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
+        "groups", "_bm25", "_lock",
+    )
+
+    def __init__(
+        self,
+        records: list[dict[str, Any]],
+        vectors: np.ndarray | None,
+        times: np.ndarray,
+        term_ids: np.ndarray,
+        term_ptr: np.ndarray,
+        n_terms: int,
+        groups: np.ndarray | None,
+        bm25: Bm25Matrix | None = None,
+        ids: list[str] | None = None,
+    ) -> None:
+        self.records = records
+        self.ids = ids if ids is not None else [r["id"] for r in records]
+        self.row_of = {d: i for i, d in enumerate(self.ids)}
+        self.vectors = vectors
+        self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
+        self.term_ids = term_ids
+        self.term_ptr = term_ptr
+        self.n_terms = n_terms
+        self.groups = groups
+        self._bm25 = bm25
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def bm25(self, k1: float, b: float) -> Bm25Matrix:
+        m = self._bm25
+        if m is None:
+            with self._lock:
+                if self._bm25 is None:
+                    self._bm25 = build_matrix(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b)
+                m = self._bm25
+        return m
+
+
+def _empty_snapshot() -> _Snapshot:
+    return _Snapshot(
+        [], None, np.zeros((4, 0)), np.zeros(0, np.int32), np.zeros(1, np.int64), 0, None
+    )
+
+
+class TemporalIndex:
+    """Embedded hybrid temporal index.
+
+    >>> idx = TemporalIndex()                                   # doctest: +SKIP
+    >>> idx.add([{"id": "a@1.0", "text": "a 1.0 ...", "date": "2024-01-02"}])
+    >>> hits = idx.search("what changed in the latest release of a", now="2024-06-01")
+    >>> hits[0].id, hits[0].score, hits[0].explain()
+
+    Parameters
+    ----------
+    embedder:
+        ``"default"`` (MiniLM int8 ONNX, offline), ``None`` (keywords only, or your own
+        vectors via ``add(..., vectors=...)`` and ``search(..., vector=...)``), a name
+        accepted by :func:`~chronorank.index.embedders.get_embedder`, or any object with
+        ``embed(texts)``, ``dim`` and ``name``.
+    config:
+        An :class:`IndexConfig` or its spec string (fusion weights + temporal settings).
+    group_key:
+        Version chains: a metadata field name or a callable ``record -> key``; documents
+        with the same key are versions of one document (newer supersede older).
+    bad_dates:
+        ``"raise"`` (default): a date that cannot be parsed is an error naming the
+        document; ``"missing"``: treat it as undated (the missing-date policy applies).
+    k1, b:
+        BM25 parameters. The defaults (1.2, 0.3) use weak length normalisation, so a long
+        document that names the query's subject once is not buried (chosen on the
+        changelog and release benchmarks, see benchmarks/index_quality.py).
+    """
+
+    def __init__(
+        self,
+        embedder: str | Embedder | None = "default",
+        *,
+        config: IndexConfig | str | None = None,
+        group_key: str | Callable[[Mapping[str, Any]], Any] | None = None,
+        bad_dates: str = "raise",
+        k1: float = 1.2,
+        b: float = 0.3,
+    ) -> None:
+        self.embedder = get_embedder(embedder)
+        self.config = IndexConfig.from_spec(config)
+        if bad_dates not in ("raise", "missing"):
+            raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
+        if group_key is not None and not (isinstance(group_key, str) or callable(group_key)):
+            raise InvalidInput(f"group_key={group_key!r}; give a metadata field name or a callable record -> key.")
+        self.group_key = group_key
+        self.bad_dates = bad_dates
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.dim: int | None = self.embedder.dim if self.embedder is not None else None
+        self._vocab: dict[str, int] = {}
+        self._snap = _empty_snapshot()
+        self._write_lock = threading.RLock()
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self._snap)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return str(doc_id) in self._snap.row_of
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._snap.ids)
+
+    def get(self, doc_id: str) -> dict[str, Any] | None:
+        """The stored record of one document (a copy), or None."""
+        snap = self._snap
+        i = snap.row_of.get(str(doc_id))
+        return None if i is None else dict(snap.records[i])
+
+    def __repr__(self) -> str:
+        emb = self.embedder.name if self.embedder is not None else None
+        return f"TemporalIndex(n={len(self)}, embedder={emb!r}, config={self.config.spec()!r})"
+
+    # ------------------------------------------------------------------ writing
+
+    def add(
+        self,
+        docs: Iterable[Mapping[str, Any]],
+        vectors: np.ndarray | Sequence[Sequence[float]] | None = None,
+    ) -> int:
+        """Insert or replace documents by ``id``; returns how many were written.
+
+        Documents are dicts shaped like FORMAT.md corpus lines. A document's own vector can
+        be given as a ``vector`` key or as the matching row of ``vectors``; other documents
+        are embedded with the index's embedder (a replaced document whose text did not change
+        keeps its vector).
+        """
+        docs = list(docs)
+        if not docs:
+            return 0
+        records = [_normalise(d, i) for i, d in enumerate(docs)]
+        seen: dict[str, int] = {}
+        for i, r in enumerate(records):
+            if r["id"] in seen:
+                raise InvalidInput(
+                    f"docs[{i}] repeats id={r['id']!r} (first at docs[{seen[r['id']]}]); one batch "
+                    "must not hold the same id twice -- keep the version you want, or call add() twice."
+                )
+            seen[r["id"]] = i
+        given = self._collect_vectors(docs, records, vectors)
+        times = self._parse_times(records)
+        with self._write_lock:
+            old = self._snap
+            new_vecs = self._vectors_for(old, records, given)
+            from chronorank.index.text import analyze_many
+
+            terms = analyze_many(r["text"] for r in records)
+            t_ids, t_ptr = encode_terms(terms, self._vocab)
+            n_terms = len(self._vocab)
+            keep = np.ones(len(old), dtype=bool)
+            replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
+            keep[replaced] = False
+            base = _compact(old, keep) if replaced else old
+            self._snap = _Snapshot(
+                records=base.records + records,
+                vectors=_concat_vectors(base.vectors, new_vecs, len(base), self.dim),
+                times=np.concatenate([base.times, times], axis=1),
+                term_ids=np.concatenate([base.term_ids, t_ids]),
+                term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
+                n_terms=n_terms,
+                groups=None,
+            )
+            self._snap.groups = self._group_codes(self._snap.records)
+        return len(records)
+
+    def delete(self, ids: Iterable[str] | str, *, missing: str = "ignore") -> int:
+        """Remove documents by id; returns how many were removed.
+
+        ``missing="ignore"`` skips ids that are not in the index; ``"raise"`` refuses the
+        whole call if any is absent.
+        """
+        if isinstance(ids, str):
+            ids = [ids]
+        wanted = [str(i) for i in ids]
+        if missing not in ("ignore", "raise"):
+            raise InvalidInput(f"missing={missing!r}; use 'ignore' or 'raise'.")
+        with self._write_lock:
+            old = self._snap
+            absent = [i for i in wanted if i not in old.row_of]
+            if absent and missing == "raise":
+                raise InvalidInput(f"cannot delete {absent[:5]!r}: not in the index (pass missing='ignore' to skip them).")
+            rows = [old.row_of[i] for i in wanted if i in old.row_of]
+            if not rows:
+                return 0
+            keep = np.ones(len(old), dtype=bool)
+            keep[rows] = False
+            self._snap = _compact(old, keep)
+            self._snap.groups = self._group_codes(self._snap.records)
+            return int((~keep).sum())
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        now: Any = None,
+        *,
+        vector: np.ndarray | Sequence[float] | None = None,
+        intent: Intent | None = None,
+        config: IndexConfig | str | None = None,
+        candidates: Sequence[str] | None = None,
+        **overrides: Any,
+    ) -> Ranking:
+        """Rank every document for ``query`` at time ``now`` and return the best ``k``.
+
+        ``now`` is anything :func:`chronorank.timeparse.resolve_now` accepts (None = the wall
+        clock). ``intent`` overrides the parsed query intent. ``config``/``overrides`` change
+        fusion or temporal settings for this call only (e.g. ``strength=0``). ``candidates``
+        restricts the pool to those ids (unknown ids raise); by default it is every document.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput(f"query={query!r}; give a non-empty string.")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
+        cfg = IndexConfig.from_spec(config) if config is not None else self.config
+        if overrides:
+            cfg = cfg.replace(**overrides)
+        snap = self._snap
+        from chronorank.timeparse import resolve_now
+
+        now_s = float(resolve_now(now))
+        if intent is None:
+            from chronorank.intent import parse as parse_intent
+
+            intent = parse_intent(query, now=now_s)
+        topical = (intent.topical_query or "").strip() or query
+        n = len(snap)
+        if n == 0:
+            return _empty_ranking(query, intent, now_s)
+
+        signals = self._signals(snap, topical, vector, cfg)
+        times = _decay_times(snap.times, cfg.time_field)
+        vf = snap.times[2]
+        vt = snap.times[3]
+        groups = snap.groups
+        ids: Sequence[str] = snap.ids
+        rows: np.ndarray | None = None
+        if candidates is not None:
+            rows = self._candidate_rows(snap, candidates)
+            signals = {name: v[rows] for name, v in signals.items()}
+            times, vf, vt = times[rows], vf[rows], vt[rows]
+            groups = None if groups is None else groups[rows]
+            ids = [snap.ids[int(i)] for i in rows]
+            n = rows.shape[0]
+            if n == 0:
+                return _empty_ranking(query, intent, now_s)
+        sim = _fuse(signals, cfg)
+        tcfg = cfg.temporal_config()
+        raw_sim = sim
+        if (
+            cfg.topical_margin is not None
+            and intent.mode in ("recent", "as_of", "range")
+            and intent.time_sensitivity > 0
+            and tcfg.strength > 0
+        ):
+            sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
+            signals = {**signals, "fused": raw_sim}
+        from chronorank.temporal import apply_temporal
+
+        res = apply_temporal(
+            sim, times, intent=intent, now=now_s, config=tcfg,
+            valid_from=None if np.isnan(vf).all() else vf,
+            valid_to=None if np.isnan(vt).all() else vt,
+            groups=groups, ids=ids,
+        )
+        score = np.asarray(res.score, dtype=np.float64)
+        if not res.keep.all():
+            score = np.where(res.keep, score, -np.inf)
+        top = _top_k(score, min(int(k), int(res.keep.sum())))
+        # rank by similarity alone, for the "moved from rank r" part of explanations
+        rank_before = 1 + (sim[None, :] > sim[top][:, None]).sum(axis=1) if top.size else np.zeros(0, np.int64)
+        doc_rows = top if rows is None else rows[top]
+        sub_ids = [snap.ids[int(i)] for i in doc_rows]
+        kernel = tcfg.kernel
+        return Ranking(
+            ids=sub_ids,
+            payloads=[snap.records[int(i)] for i in doc_rows],
+            order=np.arange(top.size),
+            score=score[top],
+            similarity=sim[top],
+            decay=np.asarray(res.decay)[top],
+            age_days=np.asarray(res.age_days)[top],
+            time=np.asarray(res.start)[top],
+            rank_before=rank_before,
+            signals={name: np.asarray(v)[top] for name, v in signals.items()},
+            notes={p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))},
+            query=query,
+            meta={
+                "kernel": repr(kernel),
+                "half_life_days": kernel.half_life(),
+                "combine": tcfg.combine,
+                "intent": intent,
+                "gate": intent.time_sensitivity,
+                "strength": tcfg.strength,
+                "effective_strength": res.effective_strength,
+                "now": now_s,
+                "reference_time": res.reference_time,
+                "anchor_time": res.anchor_time,
+                "fusion": cfg.fusion,
+                "config": cfg.spec(),
+                "topical_query": topical,
+                "n_docs": n,
+            },
+        )
+
+    @staticmethod
+    def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
+        if isinstance(candidates, str):
+            raise InvalidInput("candidates must be a list of ids, got a single str; wrap it in a list.")
+        rows = []
+        for c in candidates:
+            r = snap.row_of.get(str(c))
+            if r is None:
+                raise InvalidInput(f"candidate id {c!r} is not in the index; pass ids of indexed documents.")
+            rows.append(r)
+        return np.unique(np.asarray(rows, dtype=np.int64))
+
+    def _signals(
+        self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig
+    ) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        if cfg.dense_weight > 0 and snap.vectors is not None:
+            if vector is not None:
+                q = _as_matrix(vector, self.dim, "vector")[0]
+            elif self.embedder is not None:
+                q = self.embedder.embed([topical])[0]
+            else:
+                raise InvalidInput(
+                    "this index holds vectors but has no embedder to embed the query; pass "
+                    "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
+                    "or dense_weight=0 for keywords only."
+                )
+            out["dense"] = snap.vectors @ np.ascontiguousarray(q, dtype=np.float32)
+        if cfg.keyword_weight > 0:
+            from chronorank.index.text import analyze
+
+            vocab = self._vocab
+            q_ids = [vocab[t] for t in analyze(topical) if t in vocab]
+            q_ids = [t for t in q_ids if t < snap.n_terms]
+            out["bm25"] = snap.bm25(self.k1, self.b).scores(q_ids, idf_power=cfg.idf_power)
+        if not out:
+            raise InvalidInput(
+                "no similarity signal is available: the index has no vectors and keyword_weight=0; "
+                "set keyword_weight > 0 or add documents with vectors."
+            )
+        return out
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: str | Path) -> Path:
+        """Write the index to directory ``path`` atomically (see :mod:`chronorank.index.storage`)."""
+        from chronorank.index.storage import save_index
+
+        return save_index(self, path)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        embedder: str | Embedder | None = "auto",
+        verify: bool = True,
+        mmap: bool = True,
+    ) -> TemporalIndex:
+        """Open a saved index; ``embedder="auto"`` rebuilds the embedder it was saved with."""
+        from chronorank.index.storage import load_index
+
+        return load_index(cls, path, embedder=embedder, verify=verify, mmap=mmap)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _collect_vectors(
+        self, docs: list[Mapping[str, Any]], records: list[dict[str, Any]], vectors: Any
+    ) -> dict[int, np.ndarray]:
+        given: dict[int, np.ndarray] = {}
+        if vectors is not None:
+            mat = _as_matrix(vectors, self.dim, "vectors")
+            if mat.shape[0] != len(docs):
+                raise InvalidInput(
+                    f"vectors has {mat.shape[0]} rows for {len(docs)} docs; pass one row per document, in order."
+                )
+            given = {i: mat[i] for i in range(len(docs))}
+            self.dim = mat.shape[1]
+        for i, d in enumerate(docs):
+            v = d.get("vector")
+            if v is not None:
+                if i in given:
+                    raise InvalidInput(
+                        f"docs[{i}] (id={records[i]['id']!r}) has a 'vector' key and a row in vectors=; give one."
+                    )
+                given[i] = _as_matrix(v, self.dim, f"docs[{i}].vector")[0]
+                self.dim = given[i].shape[0]
+        return given
+
+    def _vectors_for(
+        self, old: _Snapshot, records: list[dict[str, Any]], given: dict[int, np.ndarray]
+    ) -> np.ndarray | None:
+        n = len(records)
+        need = [i for i in range(n) if i not in given]
+        if not given and self.embedder is None:
+            if old.vectors is not None and need:
+                raise InvalidInput(
+                    f"the index holds vectors but docs[{need[0]}] (id={records[need[0]]['id']!r}) has none "
+                    "and there is no embedder; pass vectors=... or a 'vector' key."
+                )
+            return None
+        dim = self.dim
+        if dim is None:
+            raise InvalidInput("cannot tell the vector width; pass vectors=... or an embedder.")
+        out = np.empty((n, dim), dtype=np.float32)
+        for i, v in given.items():
+            out[i] = v
+        reuse: list[int] = []
+        if old.vectors is not None:
+            for i in need:
+                j = old.row_of.get(records[i]["id"])
+                if j is not None and old.records[j]["text"] == records[i]["text"]:
+                    out[i] = old.vectors[j]
+                    reuse.append(i)
+        todo = [i for i in need if i not in set(reuse)]
+        if todo:
+            if self.embedder is None:
+                raise InvalidInput(
+                    f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
+                    "embedder; give every document a vector or create the index with an embedder."
+                )
+            emb = np.asarray(self.embedder.embed([records[i]["text"] for i in todo]), dtype=np.float32)
+            if emb.shape != (len(todo), dim):
+                raise InvalidInput(
+                    f"embedder {self.embedder.name!r} returned shape {emb.shape}, expected {(len(todo), dim)}."
+                )
+            out[todo] = emb
+        return out
+
+    def _parse_times(self, records: list[dict[str, Any]]) -> np.ndarray:
+        from chronorank.timeparse import parse_times
+
+        cols = np.empty((4, len(records)), dtype=np.float64)
+        for c, name in enumerate(TIME_COLUMNS):
+            raw = [r.get(name) for r in records]
+            vals = np.asarray(parse_times(raw), dtype=np.float64)
+            bad = np.flatnonzero(np.isnan(vals) & np.array([_present(x) for x in raw], dtype=bool))
+            if bad.size and self.bad_dates == "raise":
+                i = int(bad[0])
+                raise InvalidInput(
+                    f"document id={records[i]['id']!r}: {name}={raw[i]!r} is not a date chronorank can read; "
+                    "fix it (e.g. '2024-08-27' or '2024-08-27T10:00:00Z'), remove it, or pass "
+                    "bad_dates='missing' to index it as undated."
+                )
+            cols[c] = vals
+        return cols
+
+    def _group_codes(self, records: list[dict[str, Any]]) -> np.ndarray | None:
+        key = self.group_key
+        if key is None:
+            return None
+        codes: dict[Any, int] = {}
+        out = np.full(len(records), -1, dtype=np.int64)
+        for i, r in enumerate(records):
+            g = key(r) if callable(key) else r["metadata"].get(key, r.get(key))
+            if g is None:
+                continue
+            if isinstance(g, (list, dict)):
+                g = repr(g)
+            out[i] = codes.setdefault(g, len(codes))
+        return out
+
+
+# ---------------------------------------------------------------------- functions
+
+
+def _present(x: Any) -> bool:
+    if x is None:
+        return False
+    if isinstance(x, float) and math.isnan(x):
+        return False
+    return not (isinstance(x, str) and not x.strip())
+
+
+def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
+    if not isinstance(doc, Mapping):
+        raise InvalidInput(f"docs[{i}] is a {type(doc).__name__}; every document must be a dict with 'id' and 'text'.")
+    doc_id = doc.get("id")
+    if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or str(doc_id) == "":
+        raise InvalidInput(f"docs[{i}]: id={doc_id!r}; every document needs a non-empty string id.")
+    text = doc.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput(
+            f"docs[{i}] (id={doc_id!r}): text={text!r}; 'text' must be a string (an empty string is allowed)."
+        )
+    meta: dict[str, Any] = {k: v for k, v in doc.items() if k not in _RESERVED}
+    nested = doc.get("metadata")
+    if nested is not None:
+        if not isinstance(nested, Mapping):
+            raise InvalidInput(f"docs[{i}] (id={doc_id!r}): metadata={nested!r}; it must be a dict.")
+        meta.update(nested)
+    rec: dict[str, Any] = {"id": str(doc_id), "text": text}
+    for name in TIME_COLUMNS:
+        v = doc.get(name)
+        iso = getattr(v, "isoformat", None)
+        rec[name] = iso() if callable(iso) else v
+    rec["metadata"] = meta
+    return rec
+
+
+def _as_matrix(v: Any, dim: int | None, field: str) -> np.ndarray:
+    try:
+        mat = np.asarray(v, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{field} could not be read as numbers; give a float array.") from None
+    if mat.ndim == 1:
+        mat = mat[None, :]
+    if mat.ndim != 2 or mat.shape[1] == 0:
+        raise InvalidInput(f"{field} has shape {mat.shape}; expected (n, dim) or (dim,).")
+    if dim is not None and mat.shape[1] != dim:
+        raise InvalidInput(
+            f"{field} has width {mat.shape[1]} but the index uses {dim}-dimensional vectors; "
+            "embed with the same model or build a new index."
+        )
+    if not np.isfinite(mat).all():
+        row = int(np.flatnonzero(~np.isfinite(mat).all(axis=1))[0])
+        raise InvalidInput(f"{field} row {row} holds NaN or inf; vectors must be finite.")
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    if (norms == 0).any():
+        row = int(np.flatnonzero(norms[:, 0] == 0)[0])
+        raise InvalidInput(f"{field} row {row} is all zeros; a zero vector has no direction for cosine similarity.")
+    return np.ascontiguousarray(mat / norms, dtype=np.float32)
+
+
+def _concat_vectors(base: np.ndarray | None, new: np.ndarray | None, n_base: int, dim: int | None) -> np.ndarray | None:
+    if new is None:
+        return base
+    if base is None:
+        if n_base:
+            raise InvalidInput("the index holds documents without vectors; vectors must be given for all or none.")
+        return np.ascontiguousarray(new)
+    return np.ascontiguousarray(np.concatenate([base, new], axis=0))
+
+
+def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
+    lengths = np.diff(snap.term_ptr)
+    new_len = lengths[keep]
+    ptr = np.zeros(new_len.shape[0] + 1, dtype=np.int64)
+    np.cumsum(new_len, out=ptr[1:])
+    rows = np.flatnonzero(keep)
+    return _Snapshot(
+        records=[snap.records[int(i)] for i in rows],
+        vectors=None if snap.vectors is None else np.ascontiguousarray(snap.vectors[keep]),
+        times=np.ascontiguousarray(snap.times[:, keep]),
+        term_ids=snap.term_ids[np.repeat(keep, lengths)],
+        term_ptr=ptr,
+        n_terms=snap.n_terms,
+        groups=None,
+    )
+
+
+def _decay_times(times: np.ndarray, field: str) -> np.ndarray:
+    date, updated, valid_from = times[0], times[1], times[2]
+    if field == "date":
+        return date
+    if field == "updated":
+        return np.where(np.isnan(updated), date, updated)
+    if field == "valid_from":
+        return np.where(np.isnan(valid_from), date, valid_from)
+    return np.where(np.isnan(date), updated, date)  # auto; apply_temporal prefers valid_from
+
+
+def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
+    dense = signals.get("dense")
+    kw = signals.get("bm25")
+    if cfg.fusion == "rrf":
+        from chronorank.fusion import weighted_rrf
+
+        named: dict[str, np.ndarray] = {}
+        weights: dict[str, float] = {}
+        if dense is not None:
+            named["vector"] = np.asarray(dense, dtype=np.float64)
+            weights["vector"] = cfg.dense_weight
+        if kw is not None:
+            named["keyword"] = np.asarray(kw, dtype=np.float64)
+            weights["keyword"] = cfg.keyword_weight
+        fused = np.asarray(weighted_rrf(named, weights, k=cfg.rrf_k), dtype=np.float64)
+        top = float(fused.max()) if fused.size else 0.0
+        return fused / top if top > 0 else fused
+    total = 0.0
+    sim = None
+    if dense is not None:
+        total += cfg.dense_weight
+        sim = cfg.dense_weight * np.clip(dense.astype(np.float64), 0.0, 1.0)
+    if kw is not None:
+        total += cfg.keyword_weight
+        top = float(kw.max()) if kw.size else 0.0
+        part = cfg.keyword_weight * (kw.astype(np.float64) / top) if top > 0 else np.zeros(kw.shape[0])
+        sim = part if sim is None else sim + part
+    if sim is None or total == 0:
+        raise InvalidInput("no similarity signal to fuse; enable dense_weight or keyword_weight.")
+    return sim / total
+
+
+def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray:
+    """(1 - e) * min(1, s / (m * max)) + e * s / max: the topical cluster ties, time decides."""
+    top = float(sim.max()) if sim.size else 0.0
+    if top <= 0:
+        return sim
+    rel = sim / top
+    return (1.0 - tie_break) * np.minimum(1.0, rel / margin) + tie_break * rel
+
+
+def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+    n = score.shape[0]
+    if k <= 0 or n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < n:
+        part = np.argpartition(-score, k - 1)[:k]
+    else:
+        part = np.arange(n)
+    # best first; ties broken by row (stable, deterministic)
+    return part[np.lexsort((part, -score[part]))]
+
+
+def _empty_ranking(query: str, intent: Intent, now: float) -> Ranking:
+    z = np.zeros(0)
+    return Ranking(
+        ids=[], payloads=[], order=np.zeros(0, np.int64), score=z, similarity=z, decay=z,
+        age_days=z, time=z, rank_before=np.zeros(0, np.int64), query=query,
+        meta={"intent": intent, "now": now, "n_docs": 0},
+    )
+

@@ -1,0 +1,90 @@
+"""The keyword analyzer: text -> index terms for BM25.
+
+Rules (the same for documents and queries):
+
+- lower-case; a token is a run of letters/digits joined by ``.``, ``_``, ``-`` or ``+``;
+- a version-like token (starts with a digit, or ``v`` + digit, and contains a dot) is kept
+  whole without the ``v``: ``v2.3.1`` and ``2.3.1`` both give ``2.3.1``, so "X 2.3.1
+  changelog" matches exactly and ``2.3.10`` does not match ``2.3.1``;
+- any other compound (``scikit-learn``, ``send_json``, ``aiohttp.web``) gives the whole
+  compound and its parts, so ``learn`` and ``scikit-learn`` both match;
+- English stop words are dropped; alphabetic terms are stemmed with the Snowball English
+  stemmer (PyStemmer) when ``stem=True``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from chronorank.errors import require
+
+__all__ = ["analyze", "analyze_many", "STOPWORDS"]
+
+_TOKEN = re.compile(r"[^\W_]+(?:[._\-+][^\W_]+)*", re.UNICODE)
+_SPLIT = re.compile(r"[._\-+]")
+_VERSION = re.compile(r"v?(\d[\w]*(?:\.[\w]+)+)")
+
+_STOP_TEXT = (
+    "a about above after again against all am an and any are as at be because been before "
+    "being below between both but by can could did do does doing down during each few for "
+    "from further had has have having he her here hers herself him himself his how i if "
+    "in into is it its itself just me more most my myself no nor not now of off on once "
+    "only or other our ours ourselves out over own same she should so some such than that "
+    "the their theirs them themselves then there these they this those through to too "
+    "under until up very was we were what when where which while who whom why will with "
+    "would you your yours yourself yourselves s t "
+)
+STOPWORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
+
+_stemmer_lock = threading.Lock()
+_stemmer: Any = None
+
+
+def _get_stemmer() -> Any:
+    global _stemmer
+    if _stemmer is None:
+        with _stemmer_lock:
+            if _stemmer is None:
+                mod = require("Stemmer", extra="index", package="PyStemmer")
+                _stemmer = mod.Stemmer("english")
+    return _stemmer
+
+
+def _raw_terms(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _TOKEN.finditer(text.lower()):
+        tok = m.group(0)
+        vm = _VERSION.fullmatch(tok)
+        if vm is not None:
+            out.append(vm.group(1))
+            continue
+        if _SPLIT.search(tok):
+            out.append(tok)
+            out.extend(p for p in _SPLIT.split(tok) if p)
+        else:
+            out.append(tok)
+    return [t for t in out if t not in STOPWORDS and not (len(t) == 1 and t.isalpha())]
+
+
+def analyze(text: str, *, stem: bool = True) -> list[str]:
+    """Index terms of one text (see the module docstring for the rules)."""
+    terms = _raw_terms(text)
+    if stem and terms:
+        stemmer = _get_stemmer()
+        return [stemmer.stemWord(t) if t.isalpha() else t for t in terms]
+    return terms
+
+
+def analyze_many(texts: Iterable[str], *, stem: bool = True) -> list[list[str]]:
+    """``analyze`` over many texts; stems each distinct word once."""
+    raw = [_raw_terms(t) for t in texts]
+    if not stem:
+        return raw
+    stemmer = _get_stemmer()
+    vocab = {w for terms in raw for w in terms if w.isalpha()}
+    words = sorted(vocab)
+    stems = dict(zip(words, stemmer.stemWords(words)))
+    return [[stems.get(t, t) for t in terms] for terms in raw]
