@@ -91,7 +91,7 @@ class TemporalConfig:
         """The configuration as one spec string (the same grammar as kernels)."""
         rr = "none" if self.relative_recency is None else f"{self.relative_recency:g}"
         return (
-            f"temporal(kernel={self.kernel!r}, strength={self.strength:g}, combine={self.combine!r}, "
+            f"temporal(kernel={repr(self.kernel)!r}, strength={self.strength:g}, combine={self.combine!r}, "
             f"missing_date={self.missing_date!r}, future={self.future!r}, "
             f"not_yet_valid={self.not_yet_valid!r}, expired_factor={self.expired_factor:g}, "
             f"relative_recency={rr}, "

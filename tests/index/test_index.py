@@ -104,7 +104,7 @@ def test_user_vectors_key_and_argument():
     assert hits[0].id == "c" and hits[0].similarity == pytest.approx(1.0)
     with pytest.raises(InvalidInput, match="width 2"):
         idx.add([{"id": "d", "text": "d", "vector": [1, 0]}])
-    with pytest.raises(InvalidInput, match="has none"):
+    with pytest.raises(InvalidInput, match="has no vector"):
         idx.add([{"id": "e", "text": "no vector"}])
     with pytest.raises(InvalidInput, match="no embedder"):
         idx.search("alpha", now=NOW)

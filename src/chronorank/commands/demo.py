@@ -46,10 +46,10 @@ def _cache_dir(embedder: str) -> Path:
 def run(args: Any) -> int:
     from chronorank.commands._index_common import print_ranking
     from chronorank.errors import ChronorankError
-    from chronorank.eval.datasets import _release_snapshot, release_benchmark_from_snapshot
+    from chronorank.eval.datasets import release_snapshot, release_benchmark_from_snapshot
     from chronorank.index import TemporalIndex
 
-    snap = _release_snapshot(None)
+    snap = release_snapshot(None)
     now = snap["fetched_at"]
     cache = _cache_dir(args.embedder)
     t0 = time.perf_counter()

@@ -307,7 +307,7 @@ def shared_data_dir(start: str | Path | None = None) -> Path | None:
     return None
 
 
-def _release_snapshot(path: str | Path | None) -> dict[str, Any]:
+def release_snapshot(path: str | Path | None) -> dict[str, Any]:
     if path is not None:
         p = Path(path)
     else:
@@ -381,4 +381,4 @@ def tdw_release_benchmark(
     Reads the bundled snapshot (MIT, see ``eval/bundled/LICENSE``), else
     ``../shared/data/tdw-rag-release-corpus/release_corpus.json``, else ``path``.
     """
-    return release_benchmark_from_snapshot(_release_snapshot(path), min_releases=min_releases)
+    return release_benchmark_from_snapshot(release_snapshot(path), min_releases=min_releases)

@@ -446,12 +446,7 @@ class TemporalIndex:
     ) -> np.ndarray | None:
         n = len(records)
         need = [i for i in range(n) if i not in given]
-        if not given and self.embedder is None:
-            if old.vectors is not None and need:
-                raise InvalidInput(
-                    f"the index holds vectors but docs[{need[0]}] (id={records[need[0]]['id']!r}) has none "
-                    "and there is no embedder; pass vectors=... or a 'vector' key."
-                )
+        if not given and self.embedder is None and old.vectors is None:
             return None
         dim = self.dim
         if dim is None:
@@ -537,6 +532,14 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
         raise InvalidInput(
             f"docs[{i}] (id={doc_id!r}): text={text!r}; 'text' must be a string (an empty string is allowed)."
         )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # a lone surrogate would be accepted now and make every later save() fail
+        raise InvalidInput(
+            f"docs[{i}] (id={doc_id!r}): text holds an unpaired surrogate {text[exc.start]!r} at position "
+            f"{exc.start}; it cannot be stored as UTF-8. Decode the source with errors='replace' first."
+        ) from None
     meta: dict[str, Any] = {k: v for k, v in doc.items() if k not in _RESERVED}
     nested = doc.get("metadata")
     if nested is not None:

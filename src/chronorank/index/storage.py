@@ -97,13 +97,19 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
     root = Path(path)
     if root.exists() and not root.is_dir():
         raise InvalidInput(f"cannot save an index to {str(root)!r}: it is a file; choose a directory path.")
-    if root.is_dir() and any(root.iterdir()) and not _is_index_dir(root):
+    # leftovers of a save killed before its first CURRENT was written do not make a
+    # directory foreign
+    if root.is_dir() and not _is_index_dir(root) and any(
+        not c.name.startswith((".tmp-g-", f".{CURRENT}.")) for c in root.iterdir()
+    ):
         raise InvalidInput(
             f"refusing to save into {str(root)!r}: the directory is not empty and is not a chronorank "
             "index (no CURRENT file); choose a new or empty directory."
         )
     root.mkdir(parents=True, exist_ok=True)
-    snap = index._snap  # one consistent snapshot, even if writers run meanwhile
+    with index._write_lock:  # one consistent snapshot + vocabulary, even if writers run meanwhile
+        snap = index._snap
+        vocab_items = list(index._vocab.items())
     bm25 = snap.bm25(index.k1, index.b)
     gen = f"g-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
     tmp = root / f".tmp-{gen}"
@@ -128,7 +134,7 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         npy("bm25_data.npy", bm25.data)
         npy("bm25_indices.npy", bm25.indices)
         npy("bm25_indptr.npy", bm25.indptr)
-        vocab = sorted(((t, i) for t, i in index._vocab.items() if i < snap.n_terms), key=lambda x: x[1])
+        vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
         (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
         files["vocab.json"] = tmp / "vocab.json"
 
@@ -210,6 +216,8 @@ def read_manifest(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
         pointer = json.loads(cur.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise _corrupt(root, "CURRENT is not valid JSON") from None
+    if isinstance(pointer, dict) and "generation" in pointer and pointer.get("format") != FORMAT_NAME:
+        raise _corrupt(root, f"CURRENT's format marker reads {pointer.get('format')!r}")
     if not isinstance(pointer, dict) or pointer.get("format") != FORMAT_NAME:
         raise InvalidInput(f"{str(root)!r} has a CURRENT file that is not a chronorank index marker.")
     version = pointer.get("format_version")

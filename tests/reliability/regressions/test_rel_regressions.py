@@ -1,5 +1,4 @@
-"""Regression tests for bugs the reliability work found. Each xfail names the bug; the lead
-removes the marker when the fix lands (strict: a fixed bug makes the xfail fail loudly).
+"""Regression tests for bugs the reliability work found, one test per bug (all fixed).
 
 The fuzz campaign (benchmarks/reliability.py) found no crash in parse_time / parse_times /
 intent.parse; the crashing inputs below come from the bad-input, durability and
@@ -21,9 +20,6 @@ from chronorank.rerank import TemporalReranker
 NOW = "2026-01-01"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: save() iterates index._vocab while add() may insert into it "
-                   "(RuntimeError: dictionary changed size during iteration); storage.save_index must "
-                   "take the snapshot and a copy of the vocabulary under index._write_lock")
 def test_save_while_another_thread_adds_new_terms(tmp_path):
     idx = TemporalIndex(embedder=None)
     idx.add([{"id": f"d{i}", "text": f"alpha term{i}"} for i in range(50)])
@@ -79,9 +75,6 @@ def test_save_while_adding_real_threads(tmp_path):
     assert len(TemporalIndex.load(tmp_path / "i")) >= 1  # a failed save never damages the last good one
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a kill -9 during the very first save leaves .tmp-g-* in the "
-                   "new directory; every later save then refuses the directory as 'not empty and not a "
-                   "chronorank index' (storage.save_index must ignore leftovers of killed saves)")
 def test_save_after_a_killed_first_save(tmp_path):
     root = tmp_path / "fresh"
     root.mkdir()
@@ -92,8 +85,6 @@ def test_save_after_a_killed_first_save(tmp_path):
     assert TemporalIndex.load(root).ids == ["a"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a bit flip inside CURRENT's format marker gives InvalidInput "
-                   "('not a chronorank index marker') instead of CorruptIndex; storage.read_manifest")
 def test_bit_flip_in_current_marker_is_corrupt_index(tmp_path):
     idx = TemporalIndex(embedder=None)
     idx.add([{"id": "a", "text": "alpha"}])
@@ -104,9 +95,6 @@ def test_bit_flip_in_current_marker_is_corrupt_index(tmp_path):
         TemporalIndex.load(tmp_path / "i")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: add() acknowledges text holding a lone surrogate, then every "
-                   "save() fails with UnicodeEncodeError, so no later document can be persisted either; "
-                   "core._normalise must refuse it with InvalidInput (or storage must escape it)")
 def test_lone_surrogate_text_is_refused_or_round_trips(tmp_path):
     idx = TemporalIndex(embedder=None)
     try:
@@ -145,9 +133,6 @@ def test_infinite_times_in_float_columns_are_missing():
     assert any("undated" in n for n in r[0].notes)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: on an embedder-less vector index, re-adding a document with "
-                   "unchanged text and no vector is refused, though add() documents that such a "
-                   "document keeps its vector (core._vectors_for checks before trying reuse)")
 def test_upsert_unchanged_text_keeps_vector_without_embedder():
     idx = TemporalIndex(embedder=None, config="index(dense_weight=1, keyword_weight=0)")
     idx.add([{"id": "a", "text": "x", "date": "2020-01-01"}], vectors=[[1.0, 0.0]])
