@@ -363,14 +363,32 @@ def temporal_geometry(
 def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: float) -> np.ndarray:
     """For each candidate: the newest start (<= ref) among candidates with sim >= ratio x its own.
 
-    Falls back to ``ref`` where no such dated candidate exists. O(n log n), no pairwise work.
+    Falls back to ``ref`` where no such dated candidate exists. Exact (one sort) for up to
+    ``EXACT_ANCHOR_MAX`` candidates; above that the similarity range is cut into 4096 bins
+    and a running maximum over bins answers every candidate in O(n), including at most one
+    bin's width (1/4096 of the range) of slightly less similar competitors.
     """
     usable = np.where(np.isnan(start) | (start > ref), -np.inf, start)
-    order = np.argsort(-sim, kind="stable")
-    sim_sorted = sim[order]
-    newest = np.maximum.accumulate(usable[order])
-    # how many candidates have sim >= ratio * sim_i (sim_sorted is descending)
     threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
-    count = np.searchsorted(-sim_sorted, -threshold, side="right")
-    anchor = newest[np.maximum(count - 1, 0)]
+    n = sim.shape[0]
+    if n <= EXACT_ANCHOR_MAX:
+        order = np.argsort(-sim, kind="stable")
+        sim_sorted = sim[order]
+        newest = np.maximum.accumulate(usable[order])
+        # how many candidates have sim >= threshold (sim_sorted is descending)
+        count = np.searchsorted(-sim_sorted, -threshold, side="right")
+        anchor = newest[np.maximum(count - 1, 0)]
+    else:
+        lo, hi = float(sim.min()), float(sim.max())
+        scale = (ANCHOR_BINS - 1) / (hi - lo) if hi > lo else 0.0
+        bins = ((sim - lo) * scale).astype(np.int64)
+        bin_newest = np.full(ANCHOR_BINS, -np.inf)
+        np.maximum.at(bin_newest, bins, usable)
+        newest_above = np.maximum.accumulate(bin_newest[::-1])[::-1]
+        tbin = np.clip(np.floor((threshold - lo) * scale), 0, ANCHOR_BINS - 1).astype(np.int64)
+        anchor = newest_above[tbin]
     return np.where(np.isfinite(anchor), anchor, ref)
+
+
+EXACT_ANCHOR_MAX = 20_000
+ANCHOR_BINS = 4096

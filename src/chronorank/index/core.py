@@ -37,7 +37,7 @@ class _Snapshot:
 
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lock",
+        "groups", "_bm25", "_lead", "_lock",
     )
 
     def __init__(
@@ -62,6 +62,7 @@ class _Snapshot:
         self.n_terms = n_terms
         self.groups = groups
         self._bm25 = bm25
+        self._lead: dict[int, Bm25Matrix] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -74,6 +75,23 @@ class _Snapshot:
                 if self._bm25 is None:
                     self._bm25 = build_matrix(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b)
                 m = self._bm25
+        return m
+
+    def lead_bm25(self, k1: float, b: float, tokens: int) -> Bm25Matrix:
+        """BM25 over each document's first ``tokens`` terms: its title or opening line."""
+        m = self._lead.get(tokens)
+        if m is None:
+            with self._lock:
+                m = self._lead.get(tokens)
+                if m is None:
+                    lens = np.diff(self.term_ptr)
+                    keep = np.minimum(lens, tokens)
+                    ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+                    np.cumsum(keep, out=ptr[1:])
+                    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
+                    ids = self.term_ids[np.repeat(self.term_ptr[:-1], keep) + pos]
+                    m = build_matrix(ids, ptr, self.n_terms, k1=k1, b=b)
+                    self._lead[tokens] = m
         return m
 
 
@@ -387,6 +405,9 @@ class TemporalIndex:
             q_ids = [vocab[t] for t in analyze(topical) if t in vocab]
             q_ids = [t for t in q_ids if t < snap.n_terms]
             out["bm25"] = snap.bm25(self.k1, self.b).scores(q_ids, idf_power=cfg.idf_power)
+            if cfg.lead_weight > 0 and len(snap):
+                lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
+                out["lead"] = lead.scores(q_ids, idf_power=cfg.idf_power)
         if not out:
             raise InvalidInput(
                 "no similarity signal is available: the index has no vectors and keyword_weight=0; "
@@ -638,11 +659,16 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        sim = cfg.dense_weight * np.clip(dense.astype(np.float64), 0.0, 1.0)
-    if kw is not None:
-        total += cfg.keyword_weight
-        top = float(kw.max()) if kw.size else 0.0
-        part = cfg.keyword_weight * (kw.astype(np.float64) / top) if top > 0 else np.zeros(kw.shape[0])
+        d = np.clip(dense.astype(np.float64), 0.0, 1.0)
+        if cfg.dense_scale == "max" and d.size and d.max() > 0:
+            d = d / d.max()  # on the same [0, 1] scale as max-normalised BM25
+        sim = cfg.dense_weight * d
+    for values, weight in ((kw, cfg.keyword_weight), (signals.get("lead"), cfg.lead_weight)):
+        if values is None or weight == 0:
+            continue
+        total += weight
+        top = float(values.max()) if values.size else 0.0
+        part = weight * (values.astype(np.float64) / top) if top > 0 else np.zeros(values.shape[0])
         sim = part if sim is None else sim + part
     if sim is None or total == 0:
         raise InvalidInput("no similarity signal to fuse; enable dense_weight or keyword_weight.")
