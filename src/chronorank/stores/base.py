@@ -1,0 +1,757 @@
+"""The ``Store`` protocol and what every server-side adapter shares.
+
+A store keeps documents in an engine (Qdrant, PostgreSQL + pgvector) and scores them
+*there*: the query's intent, the kernel, validity and the fusion of similarity with decay
+are compiled (:mod:`chronorank.stores.compile`) into one expression the engine evaluates
+over a candidate pool built from several **lanes**:
+
+- ``dense``: the nearest neighbours of the query vector;
+- ``keyword``: the best BM25 matches (client-side analyzer, sparse vectors);
+- ``windows``: the nearest neighbours *among documents from the last N days* before the
+  reference time (one lane per window);
+- ``newest``: the N newest documents valid at the reference time.
+
+So a fresh document that sits at similarity rank 500 still reaches the scorer through a
+time lane, which one similarity top-k would never give it.
+
+Scoring, per candidate (``T`` = reference time, ``s`` = effective strength)::
+
+    sim    = (w_d * clip(cos, 0, 1) + w_k * bm25 / max_bm25) / (w_d + w_k)      # "blend"
+    weight = kernel(age) ...  expired: x expired_factor;  not yet valid: 0;  undated: fill
+    score  = sim * (1 - s + s * weight)                                       # gated_multiply
+
+which is what :func:`chronorank.temporal.apply_temporal` computes for the same similarity
+(tests hold both to 1e-6). Differences from the embedded index, all explicit:
+
+- an undated document gets a *constant* weight: 1 for ``missing_date='keep'``, the kernel's
+  floor for ``'penalise'``, and ``missing_weight`` (default 0.5) for ``'neutral'`` (the
+  index uses the median over every document, which no engine can compute inside one
+  expression); ``'drop'`` becomes a filter. ``fallback='client'`` reproduces the index exactly
+  over the pool.
+- ``relative_recency``, ``topical_margin`` and the ``linear``/``rrf`` combine strategies compare
+  candidates with each other; they raise InvalidInput unless ``fallback='client'`` (a store
+  built without naming the first two turns them off, unlike the index's defaults).
+- version chains (``group_key``) are not derived by the stores: give ``valid_to`` explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+from chronorank.stores import compile as cx
+from chronorank.types import DAY, Intent, Ranking
+
+__all__ = [
+    "Lanes",
+    "QueryPlan",
+    "Store",
+    "StoreConfig",
+    "plan_query",
+    "prepare_docs",
+]
+
+FALLBACKS = ("error", "client")
+SERVER_COMBINES = ("gated_multiply", "multiply")
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The surface shared by :class:`~chronorank.index.TemporalIndex` and every store."""
+
+    def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int: ...
+
+    def delete(self, ids: Iterable[str] | str) -> int: ...
+
+    def search(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking: ...
+
+    def __len__(self) -> int: ...
+
+
+# ---------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Candidate lanes: how many documents each brings to the server-side scorer.
+
+    ``windows`` are (days, limit) pairs: the ``limit`` nearest documents dated within
+    ``days`` before the reference time. ``edge`` is the fraction of a lane's limit past which
+    a hit counts as coming from the lane's edge (the truncated-pool diagnostic).
+    """
+
+    dense: int = 100
+    keyword: int = 100
+    windows: tuple[tuple[float, int], ...] = ((30.0, 50), (180.0, 50))
+    newest: int = 50
+    edge: float = 0.9
+
+    def __post_init__(self) -> None:
+        for name in ("dense", "keyword", "newest"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InvalidInput(f"Lanes.{name}={v!r}; give a whole number >= 0 (0 turns the lane off), e.g. 100.")
+        wins = []
+        for w in self.windows:
+            if not (isinstance(w, (tuple, list)) and len(w) == 2):
+                raise InvalidInput(f"Lanes.windows item {w!r}; give (days, limit) pairs, e.g. ((30, 50), (180, 50)).")
+            days, limit = float(w[0]), int(w[1])
+            if not (days > 0 and math.isfinite(days)) or limit < 1:
+                raise InvalidInput(f"Lanes.windows item {w!r}; days must be > 0 and limit >= 1, e.g. (30, 50).")
+            wins.append((days, limit))
+        object.__setattr__(self, "windows", tuple(wins))
+        if not 0.0 < self.edge <= 1.0:
+            raise InvalidInput(f"Lanes.edge={self.edge!r}; give a fraction in (0, 1], e.g. 0.9.")
+        if self.dense == 0 and self.keyword == 0 and not self.windows and self.newest == 0:
+            raise InvalidInput("every lane is off; set Lanes(dense=100) or another lane above 0.")
+
+    @classmethod
+    def plain(cls, limit: int = 100) -> Lanes:
+        """One similarity top-``limit`` lane, no time lanes: the usual prefetch + decay."""
+        return cls(dense=limit, keyword=0, windows=(), newest=0)
+
+    def named(self) -> list[tuple[str, int]]:
+        out = [("dense", self.dense), ("keyword", self.keyword)]
+        out += [(f"last_{days:g}d", limit) for days, limit in self.windows]
+        out.append(("newest", self.newest))
+        return [(n, lim) for n, lim in out if lim > 0]
+
+    def total(self) -> int:
+        return sum(lim for _, lim in self.named())
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Everything a store needs to score: the index configuration (fusion weights +
+    temporal settings, see :class:`chronorank.index.IndexConfig`), the lanes, the undated
+    fill weight and the fallback policy."""
+
+    index: Any = None
+    lanes: Lanes = field(default_factory=Lanes)
+    missing_weight: float = 0.5
+    fallback: str = "error"
+
+    def __post_init__(self) -> None:
+        from chronorank.index.config import IndexConfig
+
+        raw = self.index
+        idx = IndexConfig.from_spec(raw)
+        if not isinstance(raw, IndexConfig):
+            # the index's defaults for these compare candidates with each other (a competitive
+            # anchor, a margin below the best similarity); no engine evaluates that inside one
+            # expression, so the stores default them off unless the spec names them
+            if "relative_recency" not in str(raw or ""):
+                idx = idx.replace(relative_recency=None)
+            if getattr(idx, "topical_margin", None) is not None and "topical_margin" not in str(raw or ""):
+                idx = idx.replace(topical_margin=None)
+        object.__setattr__(self, "index", idx)
+        if self.fallback not in FALLBACKS:
+            raise InvalidInput(f"fallback={self.fallback!r}; use 'error' (default) or 'client'.")
+        if not (isinstance(self.missing_weight, (int, float)) and 0.0 <= self.missing_weight <= 1.0):
+            raise InvalidInput(f"missing_weight={self.missing_weight!r}; give a weight in [0, 1], e.g. 0.5.")
+        if not isinstance(self.lanes, Lanes):
+            raise InvalidInput(f"lanes={self.lanes!r}; give a chronorank.stores.Lanes(...).")
+        if getattr(self.index, "topical_margin", None) is not None and self.fallback != "client":
+            raise InvalidInput(
+                f"topical_margin={self.index.topical_margin:g} rescales similarity by the best candidate's "
+                "and cannot run inside the engine yet; use topical_margin=None (the stores' default) or "
+                "fallback='client'."
+            )
+        if self.index.fusion != "blend" and self.fallback != "client":
+            raise InvalidInput(
+                f"fusion={self.index.fusion!r} ranks over the whole candidate set and cannot run inside "
+                "the engine; use fusion='blend' or fallback='client'."
+            )
+
+    def replace(self, **changes: Any) -> StoreConfig:
+        import dataclasses
+
+        own = {"lanes", "missing_weight", "fallback"}
+        mine = {k: v for k, v in changes.items() if k in own}
+        rest = {k: v for k, v in changes.items() if k not in own}
+        idx = self.index.replace(**rest) if rest else self.index
+        return dataclasses.replace(self, index=idx, **mine)
+
+
+# ---------------------------------------------------------------------- documents
+
+
+@dataclass
+class PreparedDocs:
+    """A batch of documents, validated and split into columns."""
+
+    ids: list[str]
+    texts: list[str]
+    records: list[dict[str, Any]]
+    start: np.ndarray  # epoch s, NaN = undated
+    end: np.ndarray  # epoch s, NaN = open
+    vectors: np.ndarray | None  # float32 (n, d), L2-normalised
+    terms: list[Counter[int]]  # hashed BM25 term counts
+    lengths: np.ndarray  # terms per document
+
+
+_RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
+
+
+def prepare_docs(
+    docs: Iterable[Mapping[str, Any]],
+    vectors: Any,
+    *,
+    embedder: Any,
+    dim: int | None,
+    bad_dates: str,
+    need_terms: bool,
+) -> PreparedDocs:
+    """Validate a batch the way the embedded index does (ids, text, dates, vectors)."""
+    docs = list(docs)
+    records: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for i, d in enumerate(docs):
+        if not isinstance(d, Mapping):
+            raise InvalidInput(f"docs[{i}] is a {type(d).__name__}; every document must be a dict with 'id' and 'text'.")
+        did = d.get("id")
+        if did is None or isinstance(did, bool) or not isinstance(did, (str, int)) or str(did) == "":
+            raise InvalidInput(f"docs[{i}]: id={did!r}; every document needs a non-empty string id.")
+        text = d.get("text")
+        if not isinstance(text, str):
+            raise InvalidInput(f"docs[{i}] (id={did!r}): text={text!r}; 'text' must be a string (an empty string is allowed).")
+        sid = str(did)
+        if sid in seen:
+            raise InvalidInput(
+                f"docs[{i}] repeats id={sid!r} (first at docs[{seen[sid]}]); one batch must not hold the "
+                "same id twice -- keep the version you want, or call add() twice."
+            )
+        seen[sid] = i
+        meta = {k: v for k, v in d.items() if k not in _RESERVED}
+        nested = d.get("metadata")
+        if nested is not None:
+            if not isinstance(nested, Mapping):
+                raise InvalidInput(f"docs[{i}] (id={did!r}): metadata={nested!r}; it must be a dict.")
+            meta.update(nested)
+        rec: dict[str, Any] = {"id": sid, "text": text, "metadata": _jsonable(meta)}
+        for name in ("date", "updated", "valid_from", "valid_to"):
+            v: Any = d.get(name)
+            rec[name] = v.isoformat() if hasattr(v, "isoformat") else v
+        records.append(rec)
+    n = len(records)
+    cols = {name: _parse_col(records, name, bad_dates) for name in ("date", "updated", "valid_from", "valid_to")}
+    t = np.where(np.isnan(cols["date"]), cols["updated"], cols["date"])
+    start = np.where(np.isnan(cols["valid_from"]), t, cols["valid_from"])
+    end = cols["valid_to"]
+    vecs = _vectors(docs, records, vectors, embedder, dim)
+    terms: list[Counter[int]] = []
+    lengths = np.zeros(n, dtype=np.float64)
+    if need_terms and n:
+        from chronorank.index.text import analyze_many
+
+        for i, toks in enumerate(analyze_many(r["text"] for r in records)):
+            terms.append(Counter(term_id(tk) for tk in toks))
+            lengths[i] = len(toks)
+    return PreparedDocs(
+        ids=[r["id"] for r in records], texts=[r["text"] for r in records], records=records,
+        start=start, end=end, vectors=vecs, terms=terms, lengths=lengths,
+    )
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "isoformat"):
+        return str(x.isoformat())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _parse_col(records: list[dict[str, Any]], name: str, bad_dates: str) -> np.ndarray:
+    from chronorank.timeparse import parse_times
+
+    raw = [r.get(name) for r in records]
+    if not raw:
+        return np.zeros(0)
+    vals = np.asarray(parse_times(raw), dtype=np.float64)
+    for i in np.flatnonzero(np.isnan(vals)).tolist():
+        x = raw[i]
+        present = x is not None and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(x, str) and not x.strip())
+        if present and bad_dates == "raise":
+            raise InvalidInput(
+                f"document id={records[i]['id']!r}: {name}={x!r} is not a date chronorank can read; fix it "
+                "(e.g. '2024-08-27'), remove it, or pass bad_dates='missing' to store it as undated."
+            )
+    return vals
+
+
+def _vectors(docs: list[Any], records: list[dict[str, Any]], vectors: Any, embedder: Any, dim: int | None) -> np.ndarray | None:
+    n = len(records)
+    if n == 0:
+        return None
+    given: dict[int, np.ndarray] = {}
+    if vectors is not None:
+        mat = as_matrix(vectors, dim, "vectors")
+        if mat.shape[0] != n:
+            raise InvalidInput(f"vectors has {mat.shape[0]} rows for {n} docs; pass one row per document, in order.")
+        given = {i: mat[i] for i in range(n)}
+        dim = mat.shape[1]
+    for i, d in enumerate(docs):
+        v = d.get("vector")
+        if v is not None:
+            if i in given:
+                raise InvalidInput(f"docs[{i}] (id={records[i]['id']!r}) has a 'vector' key and a row in vectors=; give one.")
+            given[i] = as_matrix(v, dim, f"docs[{i}].vector")[0]
+            dim = given[i].shape[0]
+    todo = [i for i in range(n) if i not in given]
+    if todo and embedder is None:
+        raise InvalidInput(
+            f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the store has no embedder; "
+            "give every document a 'vector' (or vectors=...), or create the store with embedder=..."
+        )
+    if todo:
+        emb = np.asarray(embedder.embed([records[i]["text"] for i in todo]), dtype=np.float32)
+        if dim is not None and emb.shape[1] != dim:
+            raise InvalidInput(f"embedder {embedder.name!r} gives width {emb.shape[1]} but the store uses {dim}.")
+        dim = emb.shape[1]
+        for j, i in enumerate(todo):
+            given[i] = emb[j]
+    out = np.stack([given[i] for i in range(n)]).astype(np.float32)
+    return as_matrix(out, dim, "vectors")
+
+
+def as_matrix(v: Any, dim: int | None, name: str) -> np.ndarray:
+    """Rows as contiguous float32, L2-normalised; InvalidInput on width, NaN or zero rows."""
+    try:
+        mat = np.asarray(v, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name} could not be read as numbers; give a float array.") from None
+    if mat.ndim == 1:
+        mat = mat[None, :]
+    if mat.ndim != 2 or mat.shape[1] == 0:
+        raise InvalidInput(f"{name} has shape {mat.shape}; expected (n, dim) or (dim,).")
+    if dim is not None and mat.shape[1] != dim:
+        raise InvalidInput(
+            f"{name} has width {mat.shape[1]} but the store uses {dim}-dimensional vectors; "
+            "embed with the same model or use a new collection/table."
+        )
+    if not np.isfinite(mat).all():
+        raise InvalidInput(f"{name} holds NaN or inf; vectors must be finite.")
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise InvalidInput(f"{name} has an all-zero row; a zero vector has no direction for cosine similarity.")
+    return np.ascontiguousarray(mat / norms, dtype=np.float32)
+
+
+def term_id(term: str) -> int:
+    """A stable sparse dimension for an analyzed term (crc32 folded below 10**9, pgvector's limit)."""
+    return zlib.crc32(term.encode("utf-8")) % 999_999_937
+
+
+def query_terms(text: str) -> Counter[int]:
+    from chronorank.index.text import analyze
+
+    return Counter(term_id(t) for t in analyze(text))
+
+
+def bm25_doc_values(counts: Counter[int], length: float, avgdl: float, k1: float, b: float) -> dict[int, float]:
+    """Per-term ``tf / (tf + k1 * (1 - b + b * |d| / avgdl))``; the engine multiplies by idf."""
+    norm = k1 * (1.0 - b + b * length / max(avgdl, 1e-9))
+    return {t: tf / (tf + norm) for t, tf in counts.items()}
+
+
+def bm25_params(k1: float | None, b: float | None) -> tuple[float, float]:
+    """BM25's k1 and b; None follows the embedded index's defaults so both rank alike."""
+    if k1 is None or b is None:
+        from chronorank.index import TemporalIndex
+
+        defaults = TemporalIndex.__init__.__kwdefaults__ or {}
+        k1 = float(defaults.get("k1", 1.2)) if k1 is None else k1
+        b = float(defaults.get("b", 0.75)) if b is None else b
+    if not (isinstance(k1, (int, float)) and k1 >= 0 and isinstance(b, (int, float)) and 0 <= b <= 1):
+        raise InvalidInput(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r} b={b!r}; e.g. k1=1.2, b=0.75.")
+    return float(k1), float(b)
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (also Qdrant's IDF modifier)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def point_id(doc_id: str) -> str:
+    """Qdrant point id for a chronorank id (UUID5, stable across runs)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "chronorank:" + doc_id))
+
+
+# ---------------------------------------------------------------------- query planning
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """One query's temporal setting, resolved: what the engine filters and scores."""
+
+    intent: Intent
+    now: float
+    mode: str
+    ref: float  # reference time T
+    strength: float  # effective strength
+    target: tuple[float, float] | None  # range mode interval
+    exclude_future: bool  # documents starting after T are filtered out
+    drop_undated: bool
+    fill: float  # weight of undated documents
+    weight: cx.Expr  # inputs: start, end
+    config: Any  # TemporalConfig
+    dense_w: float
+    keyword_w: float
+    client: bool  # fallback='client' scoring
+    anchor: float = math.nan  # ages are counted from here (T)
+    margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
+    idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
+
+    def window(self, days: float) -> tuple[float, float]:
+        """The [lo, hi] epoch interval of a time lane: ``days`` before T, or the range target."""
+        if self.mode == "range" and self.target is not None:
+            lo, hi = self.target
+            return (lo if math.isfinite(lo) else self.ref - days * DAY, hi if math.isfinite(hi) else self.ref)
+        return self.ref - days * DAY, self.ref
+
+    def newest_bound(self) -> float:
+        """Newest-N lane: documents starting at or before this time."""
+        if self.mode == "range" and self.target is not None and math.isfinite(self.target[1]):
+            return self.target[1]
+        return self.ref
+
+    def score_expr(self, max_bm25: float) -> cx.Expr:
+        """The fused score over inputs ``cos``, ``bm25``, ``start``, ``end``."""
+        return combine_expr(self.sim_expr(max_bm25), self.weight, self.config.combine, self.strength)
+
+    def sim_expr(self, max_bm25: float) -> cx.Expr:
+        wd, wk = self.dense_w, self.keyword_w
+        total = wd + wk
+        parts: list[cx.Expr | float] = []
+        if wd > 0:
+            parts.append(cx.mul(wd / total, cx.clamp(cx.Var("cos", 0.0), 0.0, 1.0)))
+        if wk > 0 and max_bm25 > 0:
+            parts.append(cx.mul(wk / total / max_bm25, cx.Var("bm25", 0.0)))
+        if not parts:
+            return cx.Const(0.0)
+        return cx._e(parts[0]) if len(parts) == 1 else cx.add(*parts)
+
+    def weights(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """The decay weight numpy evaluates from the same expression the engine runs."""
+        w = cx.evaluate(self.weight, {"start": start, "end": end})
+        return np.broadcast_to(w, start.shape).astype(np.float64)
+
+    def ages(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Ages shown in explanations: days before T (expired: since the end), as the index shows."""
+        with np.errstate(invalid="ignore"):
+            if self.mode == "range" and self.target is not None:
+                return (self.ref - start) / DAY
+            expired = ~np.isnan(end) & (end <= self.ref) & ~np.isnan(start)
+            base = np.where(expired, end, start)
+            return (self.ref - base) / DAY
+
+
+def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float) -> cx.Expr:
+    """gated_multiply: f = 1 - s + s*w; multiply: f = w**s; negatives scaled by (2 - f)."""
+    if strength == 0.0:
+        return sim
+    if strategy == "gated_multiply":
+        f = cx.add(1.0 - strength, cx.mul(strength, weight)) if strength != 1.0 else weight
+    elif strategy == "multiply":
+        f = cx.power(weight, strength) if strength != 1.0 else weight
+    else:
+        raise InvalidInput(
+            f"combine={strategy!r} needs statistics over every candidate and cannot run inside the "
+            f"engine; use one of {list(SERVER_COMBINES)} or fallback='client'."
+        )
+    pos = cx.mul(cx.maximum(sim, 0.0), f)
+    negp = cx.mul(cx.minimum(sim, 0.0), cx.add(2.0, cx.neg(f)))
+    return cx.add(pos, negp)
+
+
+def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
+    """Resolve intent + configuration into filters and the compiled weight expression."""
+    tcfg = cfg.index.temporal_config()
+    client = cfg.fallback == "client"
+    mode = intent.mode
+    target = intent.target
+    strength = 0.0 if mode in ("specific", "timeless") else tcfg.strength * intent.time_sensitivity
+    if not client:
+        if tcfg.relative_recency is not None and mode in ("recent", "as_of"):
+            raise InvalidInput(
+                f"relative_recency={tcfg.relative_recency:g} compares every candidate with every other "
+                "and cannot run inside the engine; set relative_recency=None (the stores' default) or "
+                "pass fallback='client' to apply it to the lanes' pool."
+            )
+        if tcfg.combine not in SERVER_COMBINES:
+            combine_expr(cx.Const(0.0), cx.Const(1.0), tcfg.combine, 1.0)  # raises the message
+        if tcfg.missing_date == "raise":
+            raise InvalidInput(
+                "missing_date='raise' cannot be checked inside the engine; choose 'keep', 'neutral', "
+                "'penalise' or 'drop', or pass fallback='client'."
+            )
+    kernel = tcfg.kernel
+    if not client:
+        cx.kernel_expr(kernel, cx.Const(0.0))  # raises InvalidInput for kernels without a closed form
+    start, end = cx.Var("start", now), cx.Var("end", now)
+    undated = cx.Cond("start", "empty")
+    rng: tuple[float, float] | None = None
+    exclude_future = False
+    anc = math.nan
+    if mode == "range" and target is not None:
+        ref = min(target.end, now) if math.isfinite(target.end) else now
+        lo, hi = target.start, target.end
+        rng = (lo, hi)
+        parts: list[cx.Expr | float] = []
+        if math.isfinite(lo):
+            parts.append(cx.maximum(cx.add(lo, cx.neg(start)), 0.0))
+        if math.isfinite(hi):
+            parts.append(cx.maximum(cx.add(start, -hi), 0.0))
+        factor = 1.0 / DAY
+        scale = getattr(tcfg, "range_scale", None)
+        hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+        if scale is not None and hl and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+            # a bounded range rescales the kernel's half-life to range_scale x its length
+            factor *= float(hl) / (float(scale) * (hi - lo) / DAY)
+        dist = cx.mul(factor, cx.add(*parts)) if parts else cx.Const(0.0)
+        dated = _kernel(kernel, dist, client)
+        if tcfg.range_slope and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+            inside = cx.mul(cx.Cond("start", "ge", lo), cx.Cond("start", "lt", hi))
+            frac = cx.clamp(cx.mul(1.0 / (hi - lo), cx.add(hi, cx.neg(start))), 0.0, 1.0)
+            dated = cx.mul(dated, cx.add(1.0, cx.neg(cx.mul(float(tcfg.range_slope), inside, frac))))
+    else:
+        if mode == "as_of" and target is not None:
+            ref = target.end if math.isfinite(target.end) else now
+        else:
+            ref = now
+        symmetric = tcfg.future == "symmetric" and mode == "recent"
+        anc = ref
+
+        def age_of(t: cx.Expr) -> cx.Expr:
+            raw = cx.mul(1.0 / DAY, cx.add(anc, cx.neg(t)))
+            if symmetric:  # future documents: distance from T, as apply_temporal does
+                fut = cx.Cond("start", "gt", ref)
+                away = cx.mul(1.0 / DAY, cx.add(t, -ref))
+                return cx.add(cx.mul(cx.one_minus(fut), cx.maximum(raw, 0.0)), cx.mul(fut, away))
+            return cx.maximum(raw, 0.0)
+
+        expired = cx.Cond("end", "le", ref)
+        dated = cx.add(
+            cx.mul(cx.one_minus(expired), _kernel(kernel, age_of(start), client)),
+            cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
+        )
+        if mode == "as_of" or tcfg.future == "not_yet_valid":
+            exclude_future = True
+            dated = cx.mul(cx.one_minus(cx.Cond("start", "gt", ref)), dated)
+    md = tcfg.missing_date
+    fill = {"keep": 1.0, "penalise": float(getattr(kernel, "floor", 0.0)), "drop": 0.0}.get(md, float(cfg.missing_weight))
+    weight = cx.add(cx.mul(cx.one_minus(undated), dated), cx.mul(fill, undated))
+    return QueryPlan(
+        intent=intent, now=now, mode=mode, ref=ref, strength=strength, target=rng,
+        exclude_future=exclude_future, drop_undated=md == "drop", fill=fill, weight=weight,
+        config=tcfg, dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
+        client=client, anchor=anc,
+        margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
+        idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
+    )
+
+
+def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
+    if client and getattr(kernel, "name", None) not in cx.COMPILABLE_KERNELS:
+        return cx.Const(1.0)  # unused: client scoring calls the kernel itself
+    return cx.kernel_expr(kernel, age)
+
+
+def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
+    if intent is not None:
+        return intent
+    from chronorank.intent import parse as parse_intent
+
+    return parse_intent(query, now=now_s)
+
+
+def check_query(query: Any, k: Any) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput(f"query={query!r}; give a non-empty string.")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
+
+
+# ---------------------------------------------------------------------- results
+
+
+@dataclass
+class Candidates:
+    """What an engine returned for the best hits, aligned."""
+
+    ids: list[str]
+    records: list[dict[str, Any]]
+    score: np.ndarray
+    cos: np.ndarray  # NaN where unknown
+    bm25: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    lane_ranks: list[dict[str, int]] = field(default_factory=list)  # per hit: lane -> 1-based rank
+
+
+def client_score(plan: QueryPlan, cand: Candidates, max_bm25: float, k: int) -> tuple[np.ndarray, Candidates, Any]:
+    """fallback='client': apply_temporal over the pool, the index's exact semantics."""
+    from chronorank.temporal import apply_temporal
+
+    sim = cx.evaluate(plan.sim_expr(max_bm25), {"cos": cand.cos, "bm25": cand.bm25})
+    sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
+    margin, tie = plan.margin
+    top = float(sim.max()) if sim.size else 0.0
+    if margin is not None and top > 0 and plan.mode in ("recent", "as_of", "range") and plan.strength > 0:
+        rel = sim / top  # the index's topical margin, over the pool
+        sim = (1.0 - tie) * np.minimum(1.0, rel / margin) + tie * rel
+    res = apply_temporal(
+        sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
+        valid_to=cand.end, ids=cand.ids,
+    )
+    score = np.where(res.keep, res.score, -np.inf)
+    order = np.lexsort((np.arange(score.size), -score))[: min(k, int(res.keep.sum()))]
+    return order, cand, res
+
+
+def build_ranking(
+    plan: QueryPlan,
+    cand: Candidates,
+    *,
+    query: str,
+    max_bm25: float,
+    lanes: Lanes,
+    store: str,
+    order: np.ndarray | None = None,
+    client_res: Any = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Ranking:
+    """Hits with explanations from the engine's rows (already best-first unless ``order``)."""
+    n = len(cand.ids)
+    idx = np.arange(n) if order is None else np.asarray(order, dtype=np.int64)
+    sim_all = cx.evaluate(plan.sim_expr(max_bm25), {"cos": cand.cos, "bm25": cand.bm25})
+    sim_all = np.broadcast_to(sim_all, (n,)).astype(np.float64)
+    if client_res is not None:
+        decay = np.asarray(client_res.decay, dtype=np.float64)
+        ages = np.asarray(client_res.age_days, dtype=np.float64)
+        score = np.asarray(client_res.score, dtype=np.float64)
+    else:
+        decay = plan.weights(cand.start, cand.end)
+        ages = plan.ages(cand.start, cand.end)
+        score = cand.score
+    limits = dict(lanes.named())
+    # rank by similarity: the best similarity-lane rank (dense, then keyword)
+    rank_before = np.zeros(idx.size, dtype=np.int64)
+    notes: dict[int, tuple[str, ...]] = {}
+    sim_order = np.argsort(-sim_all[idx], kind="stable")
+    pos_by_sim = np.empty(idx.size, dtype=np.int64)
+    pos_by_sim[sim_order] = np.arange(1, idx.size + 1)
+    for p, i in enumerate(idx.tolist()):
+        lr = cand.lane_ranks[i] if i < len(cand.lane_ranks) else {}
+        sims = [lr[name] for name in ("dense", "keyword") if name in lr]
+        rank_before[p] = min(sims) if sims else (int(pos_by_sim[p]) if not lr else lanes.dense + 1)
+        out = list(_time_notes(plan, cand, i, client_res))
+        edge = _edge_note(lr, limits, lanes.edge)
+        if edge and rank_before[p] > p + 1:
+            out.append(edge)
+        if out:
+            notes[p] = tuple(out)
+    signals: dict[str, np.ndarray] = {}
+    if plan.dense_w > 0:
+        signals["dense"] = cand.cos[idx]
+    if plan.keyword_w > 0:
+        signals["bm25"] = cand.bm25[idx]
+    kernel = plan.config.kernel
+    return Ranking(
+        ids=[cand.ids[i] for i in idx.tolist()],
+        payloads=[cand.records[i] for i in idx.tolist()],
+        order=np.arange(idx.size),
+        score=np.asarray(score, dtype=np.float64)[idx],
+        similarity=sim_all[idx],
+        decay=decay[idx],
+        age_days=ages[idx],
+        time=cand.start[idx],
+        rank_before=rank_before,
+        signals=signals,
+        notes=notes,
+        query=query,
+        meta={
+            "store": store,
+            "kernel": repr(kernel),
+            "half_life_days": kernel.half_life(),
+            "combine": plan.config.combine,
+            "intent": plan.intent,
+            "gate": plan.intent.time_sensitivity,
+            "strength": plan.config.strength,
+            "effective_strength": plan.strength,
+            "now": plan.now,
+            "reference_time": plan.ref,
+            "lanes": lanes,
+            "max_bm25": max_bm25,
+            "scoring": "client" if plan.client else "server",
+            **dict(meta or {}),
+        },
+    )
+
+
+def _time_notes(plan: QueryPlan, cand: Candidates, i: int, client_res: Any) -> tuple[str, ...]:
+    if client_res is not None:
+        return tuple(client_res.note(i))
+    from chronorank.types import format_epoch
+
+    s, e = float(cand.start[i]), float(cand.end[i])
+    out: list[str] = []
+    if math.isnan(s):
+        md = plan.config.missing_date
+        out.append(f"undated: store fill weight {plan.fill:.2f} (missing_date={md!r})")
+    elif plan.exclude_future and s > plan.ref:
+        out.append(f"not yet valid at {format_epoch(plan.ref)} (starts {format_epoch(s)})")
+    if plan.mode not in ("range",) and not math.isnan(e) and e <= plan.ref and not math.isnan(s):
+        out.append(f"expired on {format_epoch(e)}")
+    return tuple(out)
+
+
+def _edge_note(lane_ranks: Mapping[str, int], limits: Mapping[str, int], edge: float) -> str | None:
+    """Truncated pool: every lane that brought this hit had it near its limit."""
+    if not lane_ranks:
+        return None
+    fracs = {name: r / limits[name] for name, r in lane_ranks.items() if name in limits}
+    if not fracs or min(fracs.values()) < edge:
+        return None
+    name = min(fracs, key=lambda n: fracs[n])
+    lim = limits[name]
+    field_name = "windows" if name.startswith("last_") else name
+    return (
+        f"truncated pool: promoted from rank {lane_ranks[name]} of {lim} in lane {name!r} (its edge); "
+        f"documents just past the limit were never scored -- try a larger lane, e.g. Lanes({field_name}={2 * lim})"
+        if field_name != "windows" else
+        f"truncated pool: promoted from rank {lane_ranks[name]} of {lim} in lane {name!r} (its edge); "
+        f"documents just past the limit were never scored -- try a larger window limit (e.g. {2 * lim})"
+    )
+
+
+def empty_ranking(query: str, intent: Intent, now: float, store: str) -> Ranking:
+    z = np.zeros(0)
+    return Ranking(
+        ids=[], payloads=[], order=np.zeros(0, np.int64), score=z, similarity=z, decay=z,
+        age_days=z, time=z, rank_before=np.zeros(0, np.int64), query=query,
+        meta={"intent": intent, "now": now, "n_docs": 0, "store": store},
+    )
+
+
+def merge_lane_ranks(lists: Sequence[tuple[str, Sequence[str]]]) -> dict[str, dict[str, int]]:
+    """id -> {lane: 1-based rank} from each lane's ranked ids."""
+    out: dict[str, dict[str, int]] = {}
+    for name, ids in lists:
+        for r, d in enumerate(ids, start=1):
+            out.setdefault(d, {}).setdefault(name, r)
+    return out

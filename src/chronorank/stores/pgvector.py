@@ -1,0 +1,459 @@
+"""``PgVectorStore``: temporal scoring in SQL on PostgreSQL + pgvector.
+
+Schema (created and migrated by the adapter; ``chronorank_schema`` records each table's version)::
+
+    {table}     (id text PK, text, record jsonb, t_start float8, t_end float8,
+                 embedding vector(d), sparse sparsevec)   -- HNSW on embedding, btree on t_start
+    {table}_df  (term int PK, df int)                      -- BM25 document frequencies
+
+Two ways to score a query, both one SQL statement (``method=``):
+
+- ``"exact"``: every row passing the validity filter is scored -- similarity x decay over
+  the whole filtered table (a sequential scan; no candidate limit at all);
+- ``"lanes"`` (default): HNSW nearest neighbours, the best BM25 rows, nearest neighbours
+  within each time window and the newest rows are unioned, then scored. Each hit carries its
+  lane ranks, which drive the truncated-pool diagnostic.
+
+The connection string is a parameter (any PostgreSQL with pgvector >= 0.7: managed services,
+Citus). A lost connection raises :class:`~chronorank.errors.ChronorankError` with the cause;
+the next call reconnects.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import ChronorankError, InvalidInput, require
+from chronorank.stores import compile as cx
+from chronorank.stores.base import (
+    Candidates,
+    Lanes,
+    QueryPlan,
+    StoreConfig,
+    as_matrix,
+    bm25_doc_values,
+    bm25_idf,
+    bm25_params,
+    build_ranking,
+    check_query,
+    client_score,
+    empty_ranking,
+    plan_query,
+    prepare_docs,
+    query_terms,
+    resolve_intent,
+)
+from chronorank.types import Intent, Ranking
+
+__all__ = ["PgVectorStore", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+SPARSE_DIM = 1_000_000_000
+METHODS = ("lanes", "exact")
+#: batches at least this large drop and rebuild the HNSW index around the insert
+BULK_REBUILD = 5000
+_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+
+
+def _migrations(t: str, dim: int) -> dict[int, list[str]]:
+    """Statements that bring a table from version ``v - 1`` to ``v``."""
+    return {
+        1: [
+            f"CREATE TABLE IF NOT EXISTS {t} (id text PRIMARY KEY, text text NOT NULL, record jsonb NOT NULL, "
+            f"t_start float8, t_end float8, embedding vector({dim}) NOT NULL, sparse sparsevec({SPARSE_DIM}))",
+            f"CREATE TABLE IF NOT EXISTS {t}_df (term int PRIMARY KEY, df int NOT NULL)",
+            f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)",
+            f"CREATE INDEX IF NOT EXISTS {t}_start ON {t} (t_start)",
+        ],
+    }
+
+
+class PgVectorStore:
+    """A PostgreSQL table scored with chronorank's temporal layer, in SQL.
+
+    ``dsn`` is a libpq connection string (``postgresql://user:pw@host:5432/db``). Other
+    parameters are those of :class:`~chronorank.stores.QdrantStore`; ``method`` picks the
+    default scoring path (``"lanes"`` or ``"exact"``).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        table: str = "chronorank_docs",
+        *,
+        embedder: Any = "default",
+        config: Any = None,
+        lanes: Lanes | None = None,
+        missing_weight: float = 0.5,
+        fallback: str = "error",
+        method: str = "lanes",
+        bad_dates: str = "raise",
+        k1: float | None = None,
+        b: float | None = None,
+        connect_timeout: int = 10,
+    ) -> None:
+        if not isinstance(dsn, str) or not dsn:
+            raise InvalidInput(f"dsn={dsn!r}; give a connection string such as 'postgresql://postgres@localhost:5432/postgres'.")
+        if not isinstance(table, str) or not _NAME.match(table):
+            raise InvalidInput(f"table={table!r}; use lower-case letters, digits and '_' (at most 41), e.g. 'docs'.")
+        if method not in METHODS:
+            raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
+        if bad_dates not in ("raise", "missing"):
+            raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
+        require("psycopg", extra="pgvector", package="psycopg")
+        require("pgvector.psycopg", extra="pgvector", package="pgvector")
+        self.dsn = dsn
+        self.table = table
+        self.method = method
+        self.connect_timeout = int(connect_timeout)
+        from chronorank.index.embedders import get_embedder
+
+        self.embedder = get_embedder(embedder)
+        if isinstance(config, StoreConfig):
+            self.config = config
+        else:
+            self.config = StoreConfig(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
+        self.bad_dates = bad_dates
+        self.k1, self.b = bm25_params(k1, b)
+        self.dim: int | None = None
+        self.avgdl: float | None = None
+        self._conn: Any = None
+        self._ef = 0
+        self._load_meta()
+
+    # ------------------------------------------------------------------ connection
+
+    def _connection(self) -> Any:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        psycopg = require("psycopg", extra="pgvector", package="psycopg")
+        pgv = require("pgvector.psycopg", extra="pgvector", package="pgvector")
+        try:
+            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            pgv.register_vector(conn)
+            conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        except psycopg.OperationalError as exc:
+            raise ChronorankError(
+                f"cannot connect to PostgreSQL ({_safe_dsn(self.dsn)}): {exc}".strip()
+                + " -- check that the server is up and the connection string is right."
+            ) from exc
+        self._conn, self._ef = conn, 0
+        return conn
+
+    def _run(self, sql: str, params: Any = None, *, fetch: bool = True, many: list[Any] | None = None) -> list[Any]:
+        psycopg = require("psycopg", extra="pgvector", package="psycopg")
+        conn = self._connection()
+        try:
+            with conn.cursor() as cur:
+                if many is not None:
+                    cur.executemany(sql, many)
+                    return []
+                cur.execute(sql, params)
+                return cur.fetchall() if fetch and cur.description is not None else []
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            try:
+                conn.close()
+            finally:
+                self._conn = None
+            raise ChronorankError(
+                f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: {exc}); "
+                "nothing was retried -- call again and the store reconnects."
+            ) from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ schema
+
+    def _load_meta(self) -> None:
+        self._run(
+            "CREATE TABLE IF NOT EXISTS chronorank_schema (tbl text PRIMARY KEY, version int NOT NULL, "
+            "dim int NOT NULL, avgdl float8 NOT NULL, k1 float8 NOT NULL, b float8 NOT NULL, "
+            "n_docs bigint NOT NULL DEFAULT 0)",
+            fetch=False,
+        )
+        rows = self._run("SELECT version, dim, avgdl FROM chronorank_schema WHERE tbl = %s", (self.table,))
+        if not rows:
+            return
+        version, dim, avgdl = rows[0]
+        if version > SCHEMA_VERSION:
+            raise InvalidInput(
+                f"table {self.table!r} has chronorank schema {version}, newer than this version "
+                f"understands ({SCHEMA_VERSION}); upgrade chronorank."
+            )
+        self.dim, self.avgdl = int(dim), float(avgdl)
+        self._migrate(int(version))
+
+    def _migrate(self, version: int) -> None:
+        assert self.dim is not None
+        steps = _migrations(self.table, self.dim)
+        for v in range(version + 1, SCHEMA_VERSION + 1):
+            for stmt in steps[v]:
+                self._run(stmt, fetch=False)
+            self._run("UPDATE chronorank_schema SET version = %s WHERE tbl = %s", (v, self.table), fetch=False)
+
+    def _create(self, dim: int, avgdl: float) -> None:
+        self._run(
+            "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b) VALUES (%s, 0, %s, %s, %s, %s) "
+            "ON CONFLICT (tbl) DO NOTHING",
+            (self.table, dim, avgdl, self.k1, self.b), fetch=False,
+        )
+        self.dim, self.avgdl = dim, avgdl
+        self._migrate(0)
+
+    @property
+    def schema_version(self) -> int | None:
+        rows = self._run("SELECT version FROM chronorank_schema WHERE tbl = %s", (self.table,))
+        return int(rows[0][0]) if rows else None
+
+    # ------------------------------------------------------------------ writing
+
+    def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """Insert or replace documents by ``id``; returns how many were written."""
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates, need_terms=True)
+        n = len(prep.ids)
+        if n == 0:
+            return 0
+        assert prep.vectors is not None
+        if self.dim is None:
+            avgdl = float(prep.lengths.mean()) if prep.lengths.mean() > 0 else 1.0
+            self._create(int(prep.vectors.shape[1]), avgdl)
+        pgv = require("pgvector", extra="pgvector", package="pgvector")
+        t = self.table
+        old = self._run(f"SELECT sparse FROM {t} WHERE id = ANY(%s) AND sparse IS NOT NULL", (prep.ids,))
+        delta: Counter[int] = Counter()
+        for (sv,) in old:
+            for term in sv.indices():
+                delta[int(term)] -= 1
+        rows = []
+        avgdl = float(self.avgdl or 1.0)
+        for i in range(n):
+            vals = bm25_doc_values(prep.terms[i], prep.lengths[i], avgdl, self.k1, self.b)
+            for term in vals:
+                delta[term] += 1
+            sparse = pgv.SparseVector(vals, SPARSE_DIM) if vals else None
+            s, e = float(prep.start[i]), float(prep.end[i])
+            rows.append((
+                prep.ids[i], prep.texts[i], json.dumps(prep.records[i]),
+                None if math.isnan(s) else s, None if math.isnan(e) else e, prep.vectors[i], sparse,
+            ))
+        # a large batch is loaded without the HNSW index, which is then built once (much faster
+        # than n incremental inserts); searches meanwhile fall back to exact scans
+        rebuild = n >= BULK_REBUILD
+        if rebuild:
+            self._run(f"DROP INDEX IF EXISTS {t}_hnsw", fetch=False)
+        self._run(
+            f"INSERT INTO {t} (id, text, record, t_start, t_end, embedding, sparse) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, record = EXCLUDED.record, t_start = EXCLUDED.t_start, "
+            "t_end = EXCLUDED.t_end, embedding = EXCLUDED.embedding, sparse = EXCLUDED.sparse",
+            many=rows,
+        )
+        if rebuild:
+            self._run("SET maintenance_work_mem = '512MB'", fetch=False)
+            self._run(f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)", fetch=False)
+            self._run(f"ANALYZE {t}", fetch=False)
+        self._apply_df(delta)
+        return n
+
+    def _apply_df(self, delta: Counter[int]) -> None:
+        changes = [(int(term), int(d)) for term, d in delta.items() if d != 0]
+        if not changes:
+            return
+        self._run(
+            f"INSERT INTO {self.table}_df (term, df) SELECT * FROM unnest(%s::int[], %s::int[]) "
+            "ON CONFLICT (term) DO UPDATE SET df = " + f"{self.table}_df.df + EXCLUDED.df",
+            ([c[0] for c in changes], [c[1] for c in changes]), fetch=False,
+        )
+
+    def delete(self, ids: Iterable[str] | str) -> int:
+        """Remove documents by id; returns how many existed."""
+        if isinstance(ids, str):
+            ids = [ids]
+        wanted = [str(i) for i in ids]
+        if not wanted or self.dim is None:
+            return 0
+        gone = self._run(f"DELETE FROM {self.table} WHERE id = ANY(%s) RETURNING sparse", (wanted,))
+        delta: Counter[int] = Counter()
+        for (sv,) in gone:
+            if sv is not None:
+                for term in sv.indices():
+                    delta[int(term)] -= 1
+        self._apply_df(delta)
+        return len(gone)
+
+    def __len__(self) -> int:
+        if self.dim is None:
+            return 0
+        return int(self._run(f"SELECT count(*) FROM {self.table}")[0][0])
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        now: Any = None,
+        *,
+        vector: Any = None,
+        intent: Intent | None = None,
+        lanes: Lanes | None = None,
+        method: str | None = None,
+        **overrides: Any,
+    ) -> Ranking:
+        """The best ``k`` documents for ``query`` at ``now``, scored in SQL."""
+        check_query(query, k)
+        method = method or self.method
+        if method not in METHODS:
+            raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
+        cfg = self.config.replace(**overrides) if overrides else self.config
+        lanes = lanes or cfg.lanes
+        from chronorank.timeparse import resolve_now
+
+        now_s = float(resolve_now(now))
+        intent = resolve_intent(query, now_s, intent)
+        plan = plan_query(intent, now_s, cfg)
+        if self.dim is None:
+            return empty_ranking(query, intent, now_s, "pgvector")
+        topical = (intent.topical_query or "").strip() or query
+        qvec = self._query_vector(topical, vector, plan)
+        svec = self._query_sparse(topical, plan.idf_power) if plan.keyword_w > 0 else None
+        if plan.client:
+            method = "lanes"
+        need_ef = max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)
+        if need_ef != self._ef:
+            self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
+            self._ef = need_ef
+        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k))
+        rows = self._run(sql, params)
+        if not rows and len(self) == 0:
+            return empty_ranking(query, intent, now_s, "pgvector")
+        cand = _candidates(rows)
+        max_bm25 = float(rows[0][7]) if rows else 0.0
+        meta: dict[str, Any] = {"method": method}
+        if plan.client:
+            order, cand, res = client_score(plan, cand, max_bm25, int(k))
+            return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector",
+                                 order=order, client_res=res, meta=meta)
+        return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector", meta=meta)
+
+    def sql(
+        self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, method: str, limit: int | None,
+    ) -> tuple[str, dict[str, Any]]:
+        """The scoring statement and its parameters (public for EXPLAIN and the docs)."""
+        t = self.table
+        params: dict[str, Any] = {"q": qvec, "sq": svec}
+        where = ["TRUE"]
+        if plan.exclude_future:
+            where.append(f"(t_start IS NULL OR t_start <= {_f(plan.ref)})")
+        if plan.drop_undated:
+            where.append("t_start IS NOT NULL")
+        flt = " AND ".join(where)
+        bm25_col = "COALESCE(-(d.sparse <#> %(sq)s), 0.0)" if svec is not None else "0.0"
+        cols = {"cos": "c.cos", "bm25": "(c.bm25 / NULLIF(mx.m, 0.0))", "start": "c.t_start", "end": "c.t_end"}
+        score = cx.to_sql(plan.score_expr(1.0), cols)
+        if method == "exact":
+            body = (
+                f"c AS (SELECT d.id, d.record, d.t_start, d.t_end, 1.0 - (d.embedding <=> %(q)s) AS cos, "
+                f"{bm25_col} AS bm25, NULL::jsonb AS lanes FROM {t} d WHERE {flt})"
+            )
+        else:
+            parts = []
+            if lanes.dense and plan.dense_w > 0:
+                parts.append(("dense", f"SELECT id, embedding <=> %(q)s AS o FROM {t} WHERE {flt} ORDER BY o LIMIT {lanes.dense}"))
+            if lanes.keyword and svec is not None:
+                parts.append(("keyword", f"SELECT id, sparse <#> %(sq)s AS o FROM {t} WHERE {flt} AND sparse IS NOT NULL ORDER BY o LIMIT {lanes.keyword}"))
+            seen = set()
+            for days, lim in lanes.windows:
+                lo, hi = plan.window(days)
+                if (lo, hi) in seen:
+                    continue
+                seen.add((lo, hi))
+                parts.append((f"last_{days:g}d", f"SELECT id, embedding <=> %(q)s AS o FROM {t} WHERE {flt} AND t_start BETWEEN {_f(lo)} AND {_f(hi)} ORDER BY o LIMIT {lim}"))
+            if lanes.newest:
+                parts.append(("newest", f"SELECT id, -t_start AS o FROM {t} WHERE {flt} AND t_start <= {_f(plan.newest_bound())} ORDER BY o LIMIT {lanes.newest}"))
+            if not parts:
+                raise InvalidInput("no lane is on for this query; enable Lanes(dense=...) or another lane.")
+            union = " UNION ALL ".join(
+                f"SELECT id, '{name}' AS lane, row_number() OVER (ORDER BY o, id) AS r FROM ({q}) s{i}"
+                for i, (name, q) in enumerate(parts)
+            )
+            body = (
+                f"pool AS (SELECT id, jsonb_object_agg(lane, r) AS lanes FROM ({union}) u GROUP BY id), "
+                f"c AS (SELECT d.id, d.record, d.t_start, d.t_end, 1.0 - (d.embedding <=> %(q)s) AS cos, "
+                f"{bm25_col} AS bm25, pool.lanes FROM pool JOIN {t} d USING (id))"
+            )
+        tail = "" if limit is None else f" LIMIT {int(limit)}"
+        sql = (
+            f"WITH {body}, mx AS (SELECT COALESCE(max(bm25), 0.0) AS m FROM c) "
+            f"SELECT c.id, c.record, c.t_start, c.t_end, c.cos, c.bm25, c.lanes, mx.m, {score} AS score "
+            f"FROM c, mx ORDER BY score DESC, c.id{tail}"
+        )
+        return sql, params
+
+    def _query_vector(self, topical: str, vector: Any, plan: QueryPlan) -> Any:
+        if vector is not None:
+            q = as_matrix(vector, self.dim, "vector")[0]
+        elif self.embedder is not None:
+            q = as_matrix(np.asarray(self.embedder.embed([topical]), dtype=np.float32), self.dim, "query embedding")[0]
+        else:
+            if plan.dense_w > 0:
+                raise InvalidInput(
+                    "this store has no embedder to embed the query; pass vector=... to search(), an "
+                    "embedder to PgVectorStore(...), or dense_weight=0 for keywords only."
+                )
+            q = np.zeros(int(self.dim or 1), dtype=np.float32)
+            q[0] = 1.0
+        return q
+
+    def _query_sparse(self, topical: str, idf_power: float = 0.0) -> Any:
+        terms = query_terms(topical)
+        if not terms:
+            return None
+        pgv = require("pgvector", extra="pgvector", package="pgvector")
+        rows = self._run(
+            f"SELECT term, df FROM {self.table}_df WHERE term = ANY(%s) AND df > 0", (list(terms),)
+        )
+        n_docs = len(self)
+        vals = {}
+        for term, df in rows:
+            idf = bm25_idf(n_docs, int(df))
+            vals[int(term)] = idf * terms[int(term)] * (idf ** idf_power if idf_power else 1.0)
+        return pgv.SparseVector(vals, SPARSE_DIM) if vals else None
+
+    def __repr__(self) -> str:
+        return f"PgVectorStore(dsn={_safe_dsn(self.dsn)!r}, table={self.table!r}, method={self.method!r})"
+
+
+def _f(x: float) -> str:
+    if not math.isfinite(x):
+        raise InvalidInput(f"time bound {x!r} is not finite")
+    return f"{float(x)!r}::float8"
+
+
+def _safe_dsn(dsn: str) -> str:
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+def _candidates(rows: list[Any]) -> Candidates:
+    n = len(rows)
+    ids, recs, lanes = [], [], []
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    cos, bm25, score = np.zeros(n), np.zeros(n), np.zeros(n)
+    for i, (did, rec, ts, te, c, b, ln, _m, sc) in enumerate(rows):
+        ids.append(did)
+        recs.append(rec if isinstance(rec, dict) else json.loads(rec))
+        start[i] = np.nan if ts is None else ts
+        end[i] = np.nan if te is None else te
+        cos[i], bm25[i], score[i] = float(c), float(b), float(sc)
+        lanes.append({k: int(v) for k, v in (ln or {}).items()})
+    return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end, lane_ranks=lanes)

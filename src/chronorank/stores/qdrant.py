@@ -1,0 +1,491 @@
+"""``QdrantStore``: temporal scoring inside Qdrant with a formula query over prefetch lanes.
+
+One search is one ``query_points`` request::
+
+    prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ) ]
+    lanes    = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
+    query    = FormulaQuery( score(sim($score[0], $score[1]), decay(_start, _end)) )
+
+Every lane carries the validity filter itself (qdrant-client#1372: local mode ignores a
+top-level ``query_filter`` on formula/fusion queries with prefetches). With ``diagnose=True``
+(default) a second, batched request lists each lane's ids so explanations can flag hits that
+came from a lane's edge; it also yields the BM25 maximum that normalises the keyword signal
+(without diagnostics a one-row BM25 query does that).
+
+Payload per point: ``_id`` (the chronorank id), ``text``, ``metadata``, the raw date fields,
+``_start``/``_end`` (epoch seconds, float-indexed: the formula and lane filters read them)
+and ``start_at``/``end_at`` (RFC 3339, datetime-indexed, for your own filters).
+The same code runs on ``":memory:"``, a local ``path`` or a server ``url`` (see deploy/).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import ChronorankError, InvalidInput, require
+from chronorank.stores import compile as cx
+from chronorank.stores.base import (
+    Candidates,
+    Lanes,
+    QueryPlan,
+    StoreConfig,
+    bm25_doc_values,
+    bm25_params,
+    build_ranking,
+    check_query,
+    client_score,
+    empty_ranking,
+    merge_lane_ranks,
+    plan_query,
+    point_id,
+    prepare_docs,
+    query_terms,
+    resolve_intent,
+)
+from chronorank.types import Intent, Ranking, epoch_to_datetime
+
+__all__ = ["QdrantStore", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+DENSE = "dense"
+SPARSE = "bm25"
+
+
+def _models() -> Any:
+    return require("qdrant_client.models", extra="qdrant", package="qdrant-client")
+
+
+class QdrantStore:
+    """A Qdrant collection scored with chronorank's temporal layer, server-side.
+
+    Parameters
+    ----------
+    collection: collection name (created on the first ``add``).
+    url / path / location / client: where Qdrant is: a server URL (``http://host:6333``), a
+        local-mode directory, ``":memory:"`` (default), or a ready ``QdrantClient``.
+    embedder: as for ``TemporalIndex`` (``"default"``, ``None`` for your own vectors, an object).
+    config: an ``IndexConfig`` or its spec (fusion weights + temporal settings), or a
+        :class:`~chronorank.stores.StoreConfig`.
+    lanes: a :class:`~chronorank.stores.Lanes` (candidate lanes and their limits).
+    fallback: ``"error"`` (default): a setting the engine cannot evaluate raises InvalidInput;
+        ``"client"``: the lanes' pool is scored client-side with ``apply_temporal``.
+    """
+
+    def __init__(
+        self,
+        collection: str = "chronorank",
+        *,
+        url: str | None = None,
+        path: str | None = None,
+        location: str | None = None,
+        client: Any = None,
+        api_key: str | None = None,
+        embedder: Any = "default",
+        config: Any = None,
+        lanes: Lanes | None = None,
+        missing_weight: float = 0.5,
+        fallback: str = "error",
+        bad_dates: str = "raise",
+        k1: float | None = None,
+        b: float | None = None,
+        timeout: int | None = None,
+    ) -> None:
+        if not isinstance(collection, str) or not collection:
+            raise InvalidInput(f"collection={collection!r}; give a non-empty name such as 'docs'.")
+        if bad_dates not in ("raise", "missing"):
+            raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
+        qc = require("qdrant_client", extra="qdrant", package="qdrant-client")
+        if client is None:
+            if url is not None:
+                client = qc.QdrantClient(url=url, api_key=api_key, timeout=timeout)
+            elif path is not None:
+                client = qc.QdrantClient(path=str(path))
+            else:
+                client = qc.QdrantClient(location=location or ":memory:")
+        self.client = client
+        self.collection = collection
+        from chronorank.index.embedders import get_embedder
+
+        self.embedder = get_embedder(embedder)
+        if isinstance(config, StoreConfig):
+            self.config = config
+        else:
+            self.config = StoreConfig(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
+        self.bad_dates = bad_dates
+        self.k1, self.b = bm25_params(k1, b)
+        self.dim: int | None = None
+        self.avgdl: float | None = None
+        self._load_meta()
+
+    # ------------------------------------------------------------------ schema
+
+    def _exists(self) -> bool:
+        return bool(self.client.collection_exists(self.collection))
+
+    def _load_meta(self) -> None:
+        if not self._exists():
+            return
+        info = self.client.get_collection(self.collection)
+        meta = dict(getattr(info.config, "metadata", None) or {})
+        version = meta.get("chronorank_schema")
+        if version is None:
+            raise InvalidInput(
+                f"collection {self.collection!r} exists but was not created by chronorank; pick another "
+                "collection name or delete it."
+            )
+        if int(version) > SCHEMA_VERSION:
+            raise InvalidInput(
+                f"collection {self.collection!r} has chronorank schema {version}, newer than this "
+                f"version understands ({SCHEMA_VERSION}); upgrade chronorank."
+            )
+        self.dim = int(meta["dim"]) if meta.get("dim") else None
+        self.avgdl = float(meta["avgdl"]) if meta.get("avgdl") else None
+
+    def _create(self, dim: int, avgdl: float) -> None:
+        m = _models()
+        self.client.create_collection(
+            self.collection,
+            vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+            metadata={"chronorank_schema": SCHEMA_VERSION, "dim": dim, "avgdl": avgdl, "k1": self.k1, "b": self.b},
+        )
+        for key, kind in (
+            ("_start", m.PayloadSchemaType.FLOAT), ("_end", m.PayloadSchemaType.FLOAT),
+            ("start_at", m.PayloadSchemaType.DATETIME), ("end_at", m.PayloadSchemaType.DATETIME),
+            ("_id", m.PayloadSchemaType.KEYWORD), ("_terms", m.PayloadSchemaType.INTEGER),
+        ):
+            with warnings.catch_warnings():  # local mode warns that payload indexes are no-ops there
+                warnings.simplefilter("ignore", UserWarning)
+                self.client.create_payload_index(self.collection, field_name=key, field_schema=kind)
+        self.dim, self.avgdl = dim, avgdl
+
+    # ------------------------------------------------------------------ writing
+
+    def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """Insert or replace documents by ``id`` (FORMAT.md corpus dicts); returns how many."""
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates, need_terms=True)
+        n = len(prep.ids)
+        if n == 0:
+            return 0
+        assert prep.vectors is not None
+        if not self._exists():
+            avgdl = float(prep.lengths.mean()) if prep.lengths.size and prep.lengths.mean() > 0 else 1.0
+            self._create(int(prep.vectors.shape[1]), avgdl)
+        m = _models()
+        avgdl = float(self.avgdl or 1.0)
+        points = []
+        for i in range(n):
+            rec = prep.records[i]
+            payload: dict[str, Any] = {
+                "_id": rec["id"], "text": rec["text"], "metadata": rec["metadata"],
+                **{f: rec[f] for f in ("date", "updated", "valid_from", "valid_to") if rec.get(f) is not None},
+            }
+            s, e = float(prep.start[i]), float(prep.end[i])
+            if not math.isnan(s):
+                payload["_start"] = s
+                dt = epoch_to_datetime(s)
+                if dt is not None:
+                    payload["start_at"] = dt.isoformat()
+            if not math.isnan(e):
+                payload["_end"] = e
+                dt = epoch_to_datetime(e)
+                if dt is not None:
+                    payload["end_at"] = dt.isoformat()
+            vec: dict[str, Any] = {DENSE: prep.vectors[i].tolist()}
+            vals = bm25_doc_values(prep.terms[i], prep.lengths[i], avgdl, self.k1, self.b)
+            if vals:
+                idx = sorted(vals)
+                payload["_terms"] = idx  # document frequencies for idf_power (count by term)
+                vec[SPARSE] = m.SparseVector(indices=idx, values=[vals[t] for t in idx])
+            points.append(m.PointStruct(id=point_id(rec["id"]), vector=vec, payload=payload))
+        for lo in range(0, n, 512):
+            self._call(self.client.upsert, self.collection, points=points[lo:lo + 512], wait=True)
+        return n
+
+    def delete(self, ids: Iterable[str] | str) -> int:
+        """Remove documents by id; returns how many existed (absent ids are skipped)."""
+        if isinstance(ids, str):
+            ids = [ids]
+        wanted = [str(i) for i in ids]
+        if not wanted or not self._exists():
+            return 0
+        m = _models()
+        pids = [point_id(i) for i in wanted]
+        found = self._call(self.client.retrieve, self.collection, ids=pids, with_payload=False, with_vectors=False)
+        if found:
+            self._call(
+                self.client.delete, self.collection,
+                points_selector=m.PointIdsList(points=[p.id for p in found]), wait=True,
+            )
+        return len(found)
+
+    def __len__(self) -> int:
+        if not self._exists():
+            return 0
+        return int(self.client.count(self.collection, exact=True).count)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        now: Any = None,
+        *,
+        vector: Any = None,
+        intent: Intent | None = None,
+        lanes: Lanes | None = None,
+        diagnose: bool = True,
+        **overrides: Any,
+    ) -> Ranking:
+        """The best ``k`` documents for ``query`` at ``now``, scored inside Qdrant.
+
+        ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
+        ``fallback='client'``, ``lanes=...``).
+        """
+        check_query(query, k)
+        cfg = self.config.replace(**overrides) if overrides else self.config
+        lanes = lanes or cfg.lanes
+        from chronorank.timeparse import resolve_now
+
+        now_s = float(resolve_now(now))
+        intent = resolve_intent(query, now_s, intent)
+        plan = plan_query(intent, now_s, cfg)
+        if not self._exists() or len(self) == 0:
+            return empty_ranking(query, intent, now_s, "qdrant")
+        topical = (intent.topical_query or "").strip() or query
+        m = _models()
+        qvec = self._query_vector(topical, vector, plan, lanes)
+        terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
+        svec = self._query_sparse(terms, plan.idf_power) if terms else None
+        base = self._base_filter(plan)
+        named = self._lanes(plan, lanes, qvec, svec, base)
+        if not named:
+            return empty_ranking(query, intent, now_s, "qdrant")
+        # request 1 (batched): lane ids for diagnostics, and the BM25 maximum
+        max_bm25, lane_ids = self._probe(named, svec, base, diagnose, plan)
+        prefetch = [p for _, p in named]
+        pool = sum(int(p.limit) for p in prefetch)
+        rescorers: list[Any] = []
+        slots: dict[str, str] = {}
+        if qvec is not None:
+            slots["cos"] = f"$score[{len(rescorers)}]"
+            rescorers.append(m.Prefetch(prefetch=prefetch, query=qvec, using=DENSE, filter=base, limit=pool))
+        if svec is not None and plan.keyword_w > 0 and max_bm25 > 0:
+            slots["bm25"] = f"$score[{len(rescorers)}]"
+            rescorers.append(m.Prefetch(prefetch=prefetch, query=svec, using=SPARSE, filter=base, limit=pool))
+        if plan.client:
+            cand = self._pool(rescorers, slots, qvec, pool)
+            cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
+            order, cand, res = client_score(plan, cand, max_bm25, int(k))
+            return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
+                                 order=order, client_res=res, meta={"n_docs": len(self)})
+        formula, defaults = self.formula(plan, max_bm25, slots)
+        res_pts = self._call(
+            self.client.query_points, self.collection, prefetch=rescorers,
+            query=m.FormulaQuery(formula=formula, defaults=defaults), limit=int(k),
+            with_payload=True, with_vectors=[DENSE],
+        ).points
+        cand = self._candidates(res_pts, qvec, plan, max_bm25)
+        cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
+        return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
+                             meta={"pool": pool})
+
+    # ------------------------------------------------------------------ pieces
+
+    @staticmethod
+    def formula(plan: QueryPlan, max_bm25: float, slots: Mapping[str, str]) -> tuple[Any, dict[str, Any]]:
+        """The compiled score as a Qdrant expression plus its ``defaults``."""
+        fields = {"start": "_start", "end": "_end", "cos": slots.get("cos", "$score[9]"), "bm25": slots.get("bm25", "$score[9]")}
+        expr = plan.score_expr(max_bm25 if "bm25" in slots else 0.0)
+        defaults: dict[str, Any] = {"_start": plan.now, "_end": plan.now}
+        for s in slots.values():
+            defaults[s] = 0.0
+        return cx.to_qdrant(expr, fields), defaults
+
+    def _query_vector(self, topical: str, vector: Any, plan: QueryPlan, lanes: Lanes) -> list[float] | None:
+        from chronorank.stores.base import as_matrix
+
+        if vector is not None:
+            return as_matrix(vector, self.dim, "vector")[0].astype(np.float64).tolist()
+        if self.embedder is None:
+            if plan.dense_w > 0:
+                raise InvalidInput(
+                    "this store has no embedder to embed the query; pass vector=... to search(), an "
+                    "embedder to QdrantStore(...), or dense_weight=0 for keywords only."
+                )
+            return None
+        if plan.dense_w == 0 and not lanes.windows and lanes.dense == 0:
+            return None
+        q = np.asarray(self.embedder.embed([topical]), dtype=np.float32)
+        return as_matrix(q, self.dim, "query embedding")[0].astype(np.float64).tolist()
+
+    def _query_sparse(self, terms: Mapping[int, int], idf_power: float) -> Any:
+        """Query term weights: the count, times idf**idf_power (Qdrant's IDF modifier adds idf)."""
+        m = _models()
+        ids = sorted(terms)
+        vals = [float(terms[t]) for t in ids]
+        if idf_power:
+            from chronorank.stores.base import bm25_idf
+
+            n_docs = len(self)
+            keep_i, keep_v = [], []
+            for t, v in zip(ids, vals):
+                df = int(self._call(self.client.count, self.collection, exact=True, count_filter=m.Filter(
+                    must=[m.FieldCondition(key="_terms", match=m.MatchValue(value=t))])).count)
+                if df:
+                    keep_i.append(t)
+                    keep_v.append(v * bm25_idf(n_docs, df) ** idf_power)
+            ids, vals = keep_i, keep_v
+        return m.SparseVector(indices=ids, values=vals) if ids else None
+
+    def _base_filter(self, plan: QueryPlan) -> Any:
+        m = _models()
+        must: list[Any] = []
+        must_not: list[Any] = []
+        if plan.exclude_future:
+            must.append(m.Filter(should=[
+                m.FieldCondition(key="_start", range=m.Range(lte=plan.ref)),
+                m.IsEmptyCondition(is_empty=m.PayloadField(key="_start")),
+            ]))
+        if plan.drop_undated:
+            must_not.append(m.IsEmptyCondition(is_empty=m.PayloadField(key="_start")))
+        if not must and not must_not:
+            return None
+        return m.Filter(must=must or None, must_not=must_not or None)
+
+    def _lanes(self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, base: Any) -> list[tuple[str, Any]]:
+        m = _models()
+
+        def with_range(lo: float, hi: float) -> Any:
+            cond = m.FieldCondition(key="_start", range=m.Range(gte=lo, lte=hi))
+            must = [cond] + ([base] if base is not None else [])
+            return m.Filter(must=must)
+
+        out: list[tuple[str, Any]] = []
+        if lanes.dense and qvec is not None and plan.dense_w > 0:
+            out.append(("dense", m.Prefetch(query=qvec, using=DENSE, filter=base, limit=lanes.dense)))
+        if lanes.keyword and svec is not None and plan.keyword_w > 0:
+            out.append(("keyword", m.Prefetch(query=svec, using=SPARSE, filter=base, limit=lanes.keyword)))
+        seen = set()
+        for days, limit in lanes.windows:
+            lo, hi = plan.window(days)
+            if (lo, hi) in seen:
+                continue
+            seen.add((lo, hi))
+            q, using = (qvec, DENSE) if qvec is not None else (svec, SPARSE)
+            if q is None:
+                continue
+            out.append((f"last_{days:g}d", m.Prefetch(query=q, using=using, filter=with_range(lo, hi), limit=limit)))
+        if lanes.newest:
+            hi = plan.newest_bound()
+            flt = m.Filter(must=[m.FieldCondition(key="_start", range=m.Range(lte=hi))] + ([base] if base is not None else []))
+            order = m.OrderByQuery(order_by=m.OrderBy(key="_start", direction=m.Direction.DESC))
+            out.append(("newest", m.Prefetch(query=order, filter=flt, limit=lanes.newest)))
+        return out
+
+    def _probe(self, named: list[tuple[str, Any]], svec: Any, base: Any, diagnose: bool, plan: QueryPlan) -> tuple[float, dict[str, dict[str, int]]]:
+        m = _models()
+        reqs, names = [], []
+        if diagnose:
+            for name, p in named:
+                reqs.append(m.QueryRequest(query=p.query, using=p.using, filter=p.filter, limit=p.limit,
+                                           with_payload=["_id"]))
+                names.append(name)
+        need_max = svec is not None and plan.keyword_w > 0
+        if need_max and "keyword" not in names:
+            reqs.append(m.QueryRequest(query=svec, using=SPARSE, filter=base, limit=1, with_payload=["_id"]))
+            names.append("_max")
+        if not reqs:
+            return 0.0, {}
+        results = self._call(self.client.query_batch_points, self.collection, requests=reqs)
+        max_bm25 = 0.0
+        lists = []
+        for name, res in zip(names, results):
+            pts = res.points
+            if name in ("keyword", "_max") and pts:
+                max_bm25 = float(pts[0].score)
+            if name != "_max":
+                lists.append((name, [str((p.payload or {}).get("_id")) for p in pts]))
+        return max_bm25, merge_lane_ranks(lists)
+
+    def _candidates(self, pts: list[Any], qvec: Any, plan: QueryPlan, max_bm25: float) -> Candidates:
+        n = len(pts)
+        ids, recs = [], []
+        start, end, cos, score = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan), np.zeros(n)
+        q = None if qvec is None else np.asarray(qvec, dtype=np.float64)
+        for i, p in enumerate(pts):
+            pl = p.payload or {}
+            ids.append(str(pl.get("_id")))
+            recs.append(_record(pl))
+            start[i] = pl.get("_start", np.nan)
+            end[i] = pl.get("_end", np.nan)
+            score[i] = p.score
+            vec = p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector
+            if q is not None and vec is not None:
+                cos[i] = float(np.dot(np.asarray(vec, dtype=np.float64), q))
+        # the engine reports one number; the BM25 part of similarity is recovered from it
+        bm25 = np.zeros(n)
+        if plan.keyword_w > 0 and max_bm25 > 0:
+            w = plan.weights(start, end)
+            s = plan.strength
+            f = (1 - s + s * w) if plan.config.combine == "gated_multiply" else np.power(w, s)
+            total = plan.dense_w + plan.keyword_w
+            dense_part = plan.dense_w / total * np.clip(np.nan_to_num(cos), 0, 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sim = np.where(f > 0, score / f, np.nan)
+                bm25 = np.maximum((sim - dense_part) * total * max_bm25 / plan.keyword_w, 0.0)
+        return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end)
+
+    def _pool(self, rescorers: list[Any], slots: Mapping[str, str], qvec: Any, pool: int) -> Candidates:
+        """fallback='client': every pool member with its exact cosine and BM25."""
+        cols: dict[str, dict[str, float]] = {}
+        payloads: dict[str, dict[str, Any]] = {}
+        for name, pre in zip(("cos", "bm25"), rescorers) if "cos" in slots else zip(("bm25",), rescorers):
+            pts = self._call(self.client.query_points, self.collection, prefetch=pre.prefetch, query=pre.query,
+                             using=pre.using, limit=pool, with_payload=True).points
+            cols[name] = {str(p.payload["_id"]): float(p.score) for p in pts}
+            for p in pts:
+                payloads.setdefault(str(p.payload["_id"]), p.payload)
+        ids = list(payloads)
+        n = len(ids)
+        return Candidates(
+            ids=ids, records=[_record(payloads[d]) for d in ids], score=np.zeros(n),
+            cos=np.array([cols.get("cos", {}).get(d, 0.0) for d in ids], dtype=np.float64),
+            bm25=np.array([cols.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
+            start=np.array([payloads[d].get("_start", np.nan) for d in ids], dtype=np.float64),
+            end=np.array([payloads[d].get("_end", np.nan) for d in ids], dtype=np.float64),
+        )
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (InvalidInput, ChronorankError):
+            raise
+        except Exception as exc:  # transport errors differ by client mode (httpx, grpc, local)
+            name = type(exc).__name__
+            if name in ("ResponseHandlingException", "ConnectError", "ConnectTimeout", "RpcError", "_InactiveRpcError"):
+                raise ChronorankError(
+                    f"Qdrant at collection {self.collection!r} is unreachable ({name}: {exc}); check that "
+                    "the server is up (deploy/README.md) and retry -- the client reconnects on the next call."
+                ) from exc
+            raise
+
+    def __repr__(self) -> str:
+        return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
+
+
+def _record(pl: Mapping[str, Any]) -> dict[str, Any]:
+    rec = {"id": str(pl.get("_id")), "text": pl.get("text", "")}
+    for f in ("date", "updated", "valid_from", "valid_to"):
+        rec[f] = pl.get(f)
+    rec["metadata"] = pl.get("metadata", {})
+    return rec
