@@ -11,9 +11,10 @@ Keys are the fields of :class:`IndexConfig` plus every field of
 Fusion of the two similarity signals over all documents:
 
 - ``blend``: ``(w_d * cos' + w_k * bm25 / max(bm25) + w_l * lead / max(lead)) / (w_d + w_k + w_l)``
-  -- scores in [0, 1]; ``cos' = max(cos, 0) / max(cos)`` with ``dense_scale='max'`` (the
-  default: dense and keyword scores on one scale; +0.02-0.03 nDCG@10 on reworded changelog
-  queries) or ``max(cos, 0)`` with ``'raw'``. ``lead`` is BM25 over each document's first
+  -- scores in [0, 1]; ``cos' = max(cos, 0)`` with ``dense_scale='raw'`` (the default, which
+  the server-side stores can compute too) or ``max(cos, 0) / max(cos)`` with ``'max'`` (dense
+  and keyword scores on one scale: +0.02-0.03 nDCG@10 on reworded changelog queries, -0.004
+  on the release corpus; embedded index only). ``lead`` is BM25 over each document's first
   ``lead_tokens`` terms (its title), off by default (``lead_weight=0``);
 - ``rrf``: weighted reciprocal rank fusion ``sum_s w_s / (k + rank_s)`` (``rrf_k`` = 60),
   divided by its maximum so the temporal layer sees [0, 1] as well.
@@ -63,7 +64,7 @@ class IndexConfig:
     keyword_weight: float = 0.5
     rrf_k: int = 60
     idf_power: float = 1.0
-    dense_scale: str = "max"
+    dense_scale: str = "raw"
     lead_weight: float = 0.0
     lead_tokens: int = 12
     topical_margin: float | None = 0.5

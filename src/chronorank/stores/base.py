@@ -165,6 +165,11 @@ class StoreConfig:
                 "and cannot run inside the engine yet; use topical_margin=None (the stores' default) or "
                 "fallback='client'."
             )
+        if getattr(self.index, "dense_scale", "raw") != "raw" or getattr(self.index, "lead_weight", 0) > 0:
+            raise InvalidInput(
+                "dense_scale='max' and lead_weight > 0 are embedded-index options that the engines do not "
+                "compute yet; use dense_scale='raw' and lead_weight=0 for a store."
+            )
         if self.index.fusion != "blend" and self.fallback != "client":
             raise InvalidInput(
                 f"fusion={self.index.fusion!r} ranks over the whole candidate set and cannot run inside "

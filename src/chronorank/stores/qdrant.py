@@ -424,7 +424,8 @@ class QdrantStore:
         q = None if qvec is None else np.asarray(qvec, dtype=np.float64)
         for i, p in enumerate(pts):
             pl = p.payload or {}
-            ids.append(str(pl.get("_id")))
+            # a point written by another tool has no "_id": fall back to the point's own id
+            ids.append(str(pl.get("_id", p.id)))
             recs.append(_record(pl))
             start[i] = pl.get("_start", np.nan)
             end[i] = pl.get("_end", np.nan)
