@@ -22,10 +22,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", action="append", default=None)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--no-index", action="store_true")
     ap.add_argument("--out", default=str(RESULTS / "quality.json"))
     args = ap.parse_args()
     suites = args.suite or [s for s in SUITES if s != "changelogs" or shared_data_dir() is not None]
-    result = run_benchmark(suites, peer=not args.no_peer)
+    result = run_benchmark(suites, peer=not args.no_peer, index=not args.no_index)
     write_json(result, args.out)
     md = markdown_tables(result)
     Path(args.out).with_suffix(".md").write_text(md + "\n", encoding="utf-8")

@@ -231,6 +231,24 @@ def our_rows(kernels: Sequence[str] = KERNEL_ROWS) -> dict[str, Callable[[Prepar
     return rows
 
 
+def index_row(suite: Suite, embedder: Any = "default", k: int = 20) -> Callable[[Prepared, int], list[str]] | str:
+    """The embedded index with its default configuration: its own retrieval (dense + BM25
+    over the whole corpus), not the shared BM25 column the reranker rows use."""
+    try:
+        from chronorank.index import TemporalIndex
+
+        idx = TemporalIndex(embedder=embedder)
+        idx.add([{k2: v for k2, v in d.items() if k2 != "vector"} for d in suite.corpus])
+    except Exception as exc:  # noqa: BLE001 - an unavailable extra leaves a note, not a crash
+        return f"unavailable: {type(exc).__name__}: {exc}"
+
+    def rank(p: Prepared, i: int) -> list[str]:
+        q = p.suite.queries[i]
+        return [h.id for h in idx.search(q["query"], k=k, now=p.now[i])]
+
+    return rank
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -275,10 +293,12 @@ def run_benchmark(
     seed: int = 0,
     similarity: Callable[[Sequence[str]], Callable[[str], np.ndarray]] | None = None,
     loaded: dict[str, Suite] | None = None,
+    index: bool = False,
 ) -> dict[str, Any]:
     """Run every row on every suite; returns a JSON-ready dict (no wall-clock values).
 
-    ``loaded``, when given, receives the Suite objects by name (for plots).
+    ``loaded``, when given, receives the Suite objects by name (for plots). ``index`` adds
+    the embedded index's own row (MiniLM + BM25 retrieval with the index's defaults).
     """
     result: dict[str, Any] = {"metrics": list(metrics), "suites": {}}
     for s in suites:
@@ -288,6 +308,8 @@ def run_benchmark(
         sim = similarity([d["text"] for d in suite.corpus]) if similarity else None
         p = prepare(suite, sim)
         rows: dict[str, Any] = dict(our_rows())
+        if index:
+            rows["chronorank index (default)"] = index_row(suite)
         peer_info: dict[str, Any] = {}
         if peer:
             from chronorank.eval import peer as peer_mod

@@ -266,6 +266,7 @@ class TemporalIndex:
         intent: Intent | None = None,
         config: IndexConfig | str | None = None,
         candidates: Sequence[str] | None = None,
+        ann: bool | Mapping[str, Any] | None = None,
         **overrides: Any,
     ) -> Ranking:
         """Rank every document for ``query`` at time ``now`` and return the best ``k``.
@@ -274,6 +275,10 @@ class TemporalIndex:
         clock). ``intent`` overrides the parsed query intent. ``config``/``overrides`` change
         fusion or temporal settings for this call only (e.g. ``strength=0``). ``candidates``
         restricts the pool to those ids (unknown ids raise); by default it is every document.
+        ``ann=True`` (or a dict of :func:`chronorank.index.ann.ann_candidates` options such as
+        ``{"ann_k": 1000}``) scores only the HNSW top-k plus time-sliced lanes (newest, last
+        30/180 days, or the as-of/range target) and an exact BM25 lane, instead of every
+        document: needs the ``ann`` extra (faiss-cpu).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput(f"query={query!r}; give a non-empty string.")
@@ -295,16 +300,25 @@ class TemporalIndex:
         if n == 0:
             return _empty_ranking(query, intent, now_s)
 
-        signals = self._signals(snap, topical, vector, cfg)
+        ann_rows: np.ndarray | None = None
+        if ann and candidates is None:
+            from chronorank.index.ann import ann_candidates
+
+            opts = {} if ann is True else dict(ann)  # type: ignore[arg-type]
+            ann_rows, qvec, intent, now_s = ann_candidates(
+                self, query, now_s, vector=vector, intent=intent, snap=snap, **opts
+            )
+            vector = qvec
+        signals = self._signals(snap, topical, vector, cfg, ann_rows)
         times = _decay_times(snap.times, cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
         groups = snap.groups
         ids: Sequence[str] = snap.ids
         rows: np.ndarray | None = None
-        if candidates is not None:
-            rows = self._candidate_rows(snap, candidates)
-            signals = {name: v[rows] for name, v in signals.items()}
+        if candidates is not None or ann_rows is not None:
+            rows = ann_rows if ann_rows is not None else self._candidate_rows(snap, candidates or [])
+            signals = {name: (v if v.shape[0] == rows.shape[0] else v[rows]) for name, v in signals.items()}
             times, vf, vt = times[rows], vf[rows], vt[rows]
             groups = None if groups is None else groups[rows]
             ids = [snap.ids[int(i)] for i in rows]
@@ -383,8 +397,10 @@ class TemporalIndex:
         return np.unique(np.asarray(rows, dtype=np.int64))
 
     def _signals(
-        self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig
+        self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None
     ) -> dict[str, np.ndarray]:
+        """Similarity signals for every document, or only ``rows`` for the dense one (the
+        mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later)."""
         out: dict[str, np.ndarray] = {}
         if cfg.dense_weight > 0 and snap.vectors is not None:
             if vector is not None:
@@ -397,7 +413,8 @@ class TemporalIndex:
                     "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
                     "or dense_weight=0 for keywords only."
                 )
-            out["dense"] = snap.vectors @ np.ascontiguousarray(q, dtype=np.float32)
+            qv = np.ascontiguousarray(q, dtype=np.float32)
+            out["dense"] = snap.vectors @ qv if rows is None else snap.vectors[rows] @ qv
         if cfg.keyword_weight > 0:
             from chronorank.index.text import analyze
 
