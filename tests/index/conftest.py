@@ -129,8 +129,9 @@ class CachedEmbedder:
 
 
 @pytest.fixture(scope="session")
-def cached_minilm(minilm, request):  # noqa: ANN001
-    cache = Path(request.config.cache.mkdir("chronorank-minilm"))
+def cached_minilm(minilm, request, tmp_path_factory):  # noqa: ANN001
+    cache_plugin = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    cache = Path(cache_plugin.mkdir("chronorank-minilm")) if cache_plugin else tmp_path_factory.mktemp("minilm")
     return CachedEmbedder(minilm, cache)
 
 

@@ -46,7 +46,7 @@ def _cache_dir(embedder: str) -> Path:
 def run(args: Any) -> int:
     from chronorank.commands._index_common import print_ranking
     from chronorank.errors import ChronorankError
-    from chronorank.eval.datasets import release_snapshot, release_benchmark_from_snapshot
+    from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
     from chronorank.index import TemporalIndex
 
     snap = release_snapshot(None)

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(result.table(args.top))
     if args.strength_plot:
-        fit.fit_strength(queries, result.kernel, result.combine, args.metric, gate=result.gate, plot=args.strength_plot)
+        fit.fit_strength(queries, result.kernel, result.combine, args.metric, gate=result.gate,
+                         relative_recency=result.relative_recency, plot=args.strength_plot)
         print(f"wrote {args.strength_plot}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -667,7 +667,8 @@ def fit_strength(
     metric: str = "ndcg@10",
     *,
     resolution: int = 21,
-    gate: bool = False,
+    gate: bool | str = False,
+    relative_recency: float | None = None,
     plot: str | None = None,
 ) -> dict[float, float]:
     """Metric as a function of strength in ``linspace(0, 1, resolution)``; optional PNG plot."""
@@ -679,7 +680,7 @@ def fit_strength(
 
     kname, kparams = parse_spec(spec)
     space = {"kernels": {kname: {p: [v] for p, v in kparams.items()}}, "combine": [combine],
-             "strength": strengths.tolist(), "gate": [gate]}
+             "strength": strengths.tolist(), "gate": [gate], "relative_recency": [relative_recency]}
     table, _ = score_space(queries, space, metric)
     curve = {float(s): float(v) for s, v in zip(table["strength"], table["score"])}
     if plot:
