@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,7 +118,13 @@ def test_release_benchmark_ndcg_at_least_0_90(cached_minilm, release_corpus):
 
 @pytest.mark.slow
 def test_changelogs_per_kind(cached_minilm):
-    from conftest import shared_dir
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("chronorank_index_conftest", Path(__file__).with_name("conftest.py"))
+    assert spec is not None and spec.loader is not None
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    shared_dir = conf.shared_dir
 
     from chronorank.eval.datasets import load_benchmark
     from chronorank.index.evaluation import evaluate_index, index_for_benchmark

@@ -1,0 +1,522 @@
+"""Generate the README's results section from the benchmark JSON in ``benchmarks/results/``.
+
+The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->`` in
+``README.md``; everything outside the markers is left alone.
+
+Usage::
+
+    python tools/readme_results.py            # rewrite the section
+    python tools/readme_results.py --check    # exit 1 (and print a diff) if it is stale
+
+Each table comes from one JSON file. A missing file, or a file without the keys a table
+needs, drops that table and nothing else. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+START = "<!-- results:start -->"
+END = "<!-- results:end -->"
+
+DASH = "–"
+PEER_BEST = "tdw-rag best global decay"
+CHANGELOG_KINDS = ("latest", "as_of", "as_of_date", "version")
+INDEX_ABLATIONS = ("no time (strength=0)", "bm25 only", "dense only", "rrf(1,1)")
+MAX_ABLATIONS = 3
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def f3(x: Any) -> str:
+    """nDCG, recall, AUC, accuracy: 3 decimals."""
+    return DASH if x is None else f"{float(x):.3f}"
+
+
+def f1(x: Any) -> str:
+    """Milliseconds and other one-decimal figures."""
+    return DASH if x is None else f"{float(x):.1f}"
+
+
+def ratio(x: Any) -> str:
+    return DASH if x is None else f"{float(x):.1f}x"
+
+
+def ms_from_s(x: Any) -> str:
+    return DASH if x is None else f"{float(x) * 1000.0:.1f}"
+
+
+def count(x: Any) -> str:
+    return DASH if x is None else f"{int(x):,}"
+
+
+def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    """A markdown table; ``align`` holds 'l' or 'r' per column (first left, rest right)."""
+    if align is None:
+        align = ["l"] + ["r"] * (len(header) - 1)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(rule) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def block(title: str, caption: str, body: str, note: str = "") -> str:
+    text = f"**{title}** -- {caption}\n\n{body}"
+    if note:
+        text += f"\n\n{note}"
+    return text
+
+
+def load(results: Path, name: str) -> Any:
+    path = results / name
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _row_label(name: str) -> str:
+    return PEER_BEST if name.startswith(PEER_BEST) else name
+
+
+def quality(results: Path) -> str | None:
+    data = load(results, "quality.json")
+    if data is None:
+        return None
+    suites: dict[str, Any] = data["suites"]
+    names = [s for s in ("synthetic", "tdw-release", "changelogs") if s in suites]
+    names += [s for s in suites if s not in names]
+    if not names:
+        return None
+    kind_suite = "changelogs" if "changelogs" in suites else None
+    kinds: list[str] = []
+    if kind_suite is not None:
+        seen: set[str] = set()
+        for row in suites[kind_suite]["rows"].values():
+            seen.update(row.get("by_kind", {}))
+        kinds = [k for k in CHANGELOG_KINDS if k in seen] + sorted(seen - set(CHANGELOG_KINDS))
+
+    order: list[str] = []
+    cells: dict[str, dict[str, Any]] = {}
+    peer_settings: list[str] = []
+    for suite in names:
+        for name, row in suites[suite]["rows"].items():
+            label = _row_label(name)
+            if label not in cells:
+                order.append(label)
+                cells[label] = {}
+            cells[label][suite] = row["mean"]["ndcg@10"]
+            if suite == kind_suite:
+                for kind in kinds:
+                    cells[label][f"{suite}:{kind}"] = row.get("by_kind", {}).get(kind, {}).get("ndcg@10")
+            if label == PEER_BEST and name != label:
+                peer_settings.append(f"{suite} `{name[len(PEER_BEST):].lstrip(': ')}`")
+
+    header = ["row"] + names + [f"{kind_suite} {k}" for k in kinds]
+    keys = names + [f"{kind_suite}:{k}" for k in kinds]
+    rows = [[lbl] + [f3(cells[lbl].get(k)) for k in keys] for lbl in order]
+    note = ""
+    if peer_settings:
+        note = f"{PEER_BEST} = the peer's grid fitted on each suite: " + "; ".join(peer_settings) + "."
+    return block(
+        "Ranking quality",
+        "nDCG@10 per suite, `benchmarks/quality.py` (= `chronorank benchmark`); one BM25 "
+        "similarity shared by every row.",
+        table(header, rows),
+        note,
+    )
+
+
+def rerank_speed(results: Path) -> str | None:
+    data = load(results, "rerank_speed.json")
+    if data is None or not data.get("rows"):
+        return None
+    rows = []
+    for r in data["rows"]:
+        rows.append([
+            count(r["n"]),
+            ms_from_s(r["chronorank_s"]),
+            ms_from_s(r["tdw_rag_s"]),
+            ratio(r["ratio"]),
+            ratio(r.get("ratio_all_hits")),
+            ms_from_s(r.get("chronorank_columns_s")),
+        ])
+    header = ["candidates", "chronorank ms", "tdw-rag ms", "speedup",
+              "speedup, every hit materialised", "chronorank columns ms"]
+    return block(
+        "Rerank speed",
+        f"`benchmarks/rerank_speed.py`, median of {data.get('repeats', '?')} runs; the "
+        "columns path takes numpy arrays instead of dicts.",
+        table(header, rows),
+    )
+
+
+def fit_speed(results: Path) -> str | None:
+    data = load(results, "fit_speed.json")
+    if data is None:
+        return None
+    peer, ours = data["peer"], data["chronorank"]
+    header = ["trials", "tdw-rag fit ms", "chronorank fit ms", "speedup", "target"]
+    row = [
+        count(ours.get("trials", peer.get("trials"))),
+        ms_from_s(peer["median_s"]),
+        ms_from_s(ours["median_s"]),
+        ratio(data["speedup"]),
+        ratio(data.get("target_speedup")),
+    ]
+    extra = " (chronorank's includes 5-fold cross-validation)" if ours.get("includes") else ""
+    return block(
+        "Fit speed",
+        f"`benchmarks/fit_speed.py`, medians, the peer's grid on its release corpus{extra}.",
+        table(header, [row]),
+    )
+
+
+def _peer_gate(auc: dict[str, Any]) -> Any:
+    for key, value in auc.items():
+        if key.startswith("tdw_rag") and key.endswith("HeuristicGate"):
+            return value
+    return None
+
+
+def intent(results: Path) -> str | None:
+    data = load(results, "intent_eval.json")
+    if data is None:
+        return None
+    splits = [("dev test split", data, data.get("data", {}).get("test"))]
+    if "blind_holdout" in data:
+        splits.append(("blind holdout", data["blind_holdout"], data["blind_holdout"].get("rows")))
+    header = ["metric"] + [
+        f"{name} (n={count(n)})" if n is not None else name for name, _, n in splits
+    ]
+    metrics: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
+        ("gate AUC, lexical", lambda d: d["gate_auc"]["lexical"]),
+        ("gate AUC, learned", lambda d: d["gate_auc"]["learned_shipped"]),
+        ("gate AUC, tdw-rag HeuristicGate", lambda d: _peer_gate(d["gate_auc"])),
+        ("mode accuracy", lambda d: d["parse_rules"]["mode_accuracy"]),
+        ("target exact (queries with a target)", lambda d: d["parse_rules"]["target_exact"]),
+    ]
+    rows = [[label] + [f3(get(d)) for _, d, _ in splits] for label, get in metrics]
+    return block(
+        "Query intent",
+        "`benchmarks/intent_eval.py`; the blind holdout was written after the rules and "
+        "never tuned on.",
+        table(header, rows),
+    )
+
+
+def operator_removal(results: Path) -> str | None:
+    data = load(results, "intent_eval.json")
+    if data is None:
+        return None
+    corpus = data["release_corpus"]
+    scores: dict[str, Any] = corpus["ndcg@10"]
+    full, topical = "bm25_full_query", "bm25_topical_query"
+    suffixes = [""] + [k[len(full):] for k in scores if k.startswith(full + "_x_")]
+    rows = []
+    for suffix in suffixes:
+        if full + suffix not in scores and topical + suffix not in scores:
+            continue
+        label = "BM25" + (f" x {suffix[len('_x_'):]}" if suffix else "")
+        rows.append([label, f3(scores.get(full + suffix)), f3(scores.get(topical + suffix))])
+    if not rows:
+        return None
+    return block(
+        "Temporal-operator removal",
+        f"release corpus nDCG@10 ({corpus.get('queries', '?')} queries), "
+        "`benchmarks/intent_eval.py`: BM25 on the full query vs the topical query with "
+        "the temporal words removed.",
+        table(["scoring", "full query", "operators removed"], rows),
+    )
+
+
+def _index_label(name: str, run: dict[str, Any]) -> str:
+    return run.get("config", name) if name.startswith("extra") else name
+
+
+def index_quality(results: Path) -> str | None:
+    data = load(results, "index_quality.json")
+    if data is None:
+        return None
+    datasets: dict[str, Any] = data["datasets"]
+    rel, cl = datasets.get("tdw-release"), datasets.get("changelogs")
+    if rel is None and cl is None:
+        return None
+    runs_of = [d["runs"] for d in (rel, cl) if d is not None]
+    names: list[str] = []
+    for runs in runs_of:
+        names += [n for n in runs if n not in names]
+    if "default" not in names:
+        return None
+    picked = ["default"] + [n for n in INDEX_ABLATIONS if n in names][:MAX_ABLATIONS]
+    kinds: list[str] = []
+    if cl is not None:
+        seen = set().union(*(r.get("by_kind", {}) for r in cl["runs"].values()))
+        kinds = [k for k in CHANGELOG_KINDS if k in seen] + sorted(seen - set(CHANGELOG_KINDS))
+    header = ["config"]
+    if rel is not None:
+        header.append("tdw-release")
+    if cl is not None:
+        header += ["changelogs"] + [f"changelogs {k}" for k in kinds]
+    rows = []
+    for name in picked:
+        run = next(r[name] for r in runs_of if name in r)
+        row = [_index_label(name, run)]
+        if rel is not None:
+            row.append(f3(rel["runs"].get(name, {}).get("overall", {}).get("ndcg@10")))
+        if cl is not None:
+            c = cl["runs"].get(name, {})
+            row.append(f3(c.get("overall", {}).get("ndcg@10")))
+            row += [f3(c.get("by_kind", {}).get(k)) for k in kinds]
+        rows.append(row)
+    emb = data.get("embedder")
+    return block(
+        "TemporalIndex quality",
+        "nDCG@10, `benchmarks/index_quality.py`"
+        + (f" ({emb} + BM25)" if emb else "")
+        + "; the default config and ablations of it.",
+        table(header, rows),
+    )
+
+
+def index_speed(results: Path) -> str | None:
+    data = load(results, "index_speed.json")
+    if data is None or not data.get("ours"):
+        return None
+    targets: dict[str, Any] = data.get("targets_ms", {})
+    header = ["engine", "docs", "search p50 ms", "target ms", "build docs/s", "bytes/doc"]
+    rows = []
+    for r in data["ours"]:
+        rows.append([
+            "chronorank", count(r["n"]), f1(r["search_ms"]["p50"]),
+            f1(targets.get(str(r["n"]))), count(r.get("build_docs_per_s")),
+            count(r.get("array_bytes_per_doc_total")),
+        ])
+    note = ""
+    q = data.get("qdrant_local")
+    if q and "qdrant" in q:
+        qd, same = q["qdrant"], q.get("ours_same_n")
+        if same:
+            rows.append([
+                "chronorank", count(same["n"]), f1(same["search_ms"]["p50"]), DASH,
+                count(same.get("build_docs_per_s")), count(same.get("array_bytes_per_doc_total")),
+            ])
+        rows.append([
+            "Qdrant local mode", count(qd["n"]), f1(qd["search_ms"]["p50"]), DASH,
+            count(qd.get("build_docs_per_s")), DASH,
+        ])
+        if q.get("p50_ratio_qdrant_over_ours") is not None:
+            note = (f"Qdrant local p50 / chronorank p50 at the same size: "
+                    f"{ratio(q['p50_ratio_qdrant_over_ours'])}. Local mode is Qdrant's in-process "
+                    "Python implementation, not the server.")
+    return block(
+        "TemporalIndex speed",
+        f"`benchmarks/index_speed.py`, {data.get('dim', '?')}-d vectors, exact scoring of "
+        "every document; bytes/doc counts the in-memory arrays.",
+        table(header, rows),
+        note,
+    )
+
+
+def _lanes(spec: Any) -> str:
+    if spec in (None, "none"):
+        return "none"
+    try:
+        lanes = ast.literal_eval(spec) if isinstance(spec, str) else spec
+        parts = [f"newest {v}" if kind == "newest" else f"last {v:g} d" for kind, v in lanes]
+        return ", ".join(parts)
+    except (ValueError, SyntaxError, TypeError):
+        return str(spec)
+
+
+def ann_recall(results: Path) -> str | None:
+    data = load(results, "ann_recall.json")
+    if data is None or not data.get("results"):
+        return None
+    sizes = [res["n"] for res in data["results"]]
+    many = len(sizes) > 1
+    header = (["docs"] if many else []) + ["scoring", "ANN k", "lanes", "recall@10",
+                                           "recall@10, recent", "candidates", "p50 ms"]
+    align = (["r"] if many else []) + ["l", "r", "l", "r", "r", "r", "r"]
+    rows = []
+    for res in data["results"]:
+        for cfg, body in res["configs"].items():
+            for r in body["runs"]:
+                rows.append(([count(res["n"])] if many else []) + [
+                    cfg.replace("_", " "), count(r["ann_k"]), _lanes(r["lanes"]),
+                    f3(r["recall_at_10"]), f3(r.get("recall_at_10_by_mode", {}).get("recent")),
+                    f1(r.get("candidates_mean")), f1(r.get("ann_search_p50_ms")),
+                ])
+    where = "" if many else f" over {count(sizes[0])} docs"
+    return block(
+        "ANN recall",
+        f"`benchmarks/ann_recall.py`: HNSW (faiss) top-10 against exact top-10{where}, with "
+        "and without time-sliced lanes.",
+        table(header, rows, align),
+    )
+
+
+def store_lanes(results: Path) -> str | None:
+    data = load(results, "store_lanes.json")
+    if data is None or not data.get("stores"):
+        return None
+    rows = []
+    for name, r in data["stores"].items():
+        rank = r.get("answer_rank@10")
+        rows.append([name, "found" if r["found"] else "missed",
+                     DASH if rank is None else str(rank), f1(r.get("ms"))])
+    where = ""
+    if "answer_similarity_rank" in data:
+        where = f" (rank {count(data['answer_similarity_rank'])} by similarity"
+        where += f" among {count(data['docs'])} docs)" if "docs" in data else ")"
+    return block(
+        "Fresh answer beyond top-k",
+        f"`benchmarks/store_lanes.py`: the current answer sits outside a plain similarity "
+        f"top-k{where}.",
+        table(["store", "answer", "rank", "ms"], rows, ["l", "l", "r", "r"]),
+    )
+
+
+def store_speed(results: Path) -> str | None:
+    data = load(results, "store_speed.json")
+    if data is None or not data.get("speed"):
+        return None
+    sizes = list(data["speed"])
+    cells: dict[str, dict[str, str]] = {}
+    skipped: list[tuple[str, str]] = []
+    for size in sizes:
+        for store, cell in data["speed"][size]["latency"].items():
+            if isinstance(cell, dict):
+                cells.setdefault(store, {})[size] = f1(cell["p50_ms"])
+            else:
+                skipped.append((store, size))
+    for store, size in skipped:
+        # "qdrant local": "not run (...)" covers "qdrant local, lanes" and its variants
+        covered = [s for s in cells if s == store or s.startswith(store + ",")]
+        for s in covered or [store]:
+            cells.setdefault(s, {})[size] = "not run"
+    rows = [[store] + [c.get(size, DASH) for size in sizes] for store, c in cells.items()]
+    header = ["store"] + [f"p50 ms, {count(int(s))} docs" for s in sizes]
+    note = ""
+    qual = data.get("quality_changelogs_ndcg@10")
+    if qual and qual.get("max_abs_diff_vs_index"):
+        diff = max(qual["max_abs_diff_vs_index"].values())
+        note = f"Quality parity on changelogs: max |nDCG@10 difference| from the index = {f3(diff)}."
+    return block(
+        "Store speed",
+        "`benchmarks/store_speed.py`, same queries and kernels in each store.",
+        table(header, rows),
+        note,
+    )
+
+
+def reliability(results: Path) -> str | None:
+    data = load(results, "reliability.json")
+    if data is None:
+        return None
+    rows = []
+    fuzz = data.get("fuzz")
+    if fuzz:
+        rows.append(["fuzz inputs", count(fuzz["inputs"])])
+        rows.append(["fuzz crashes / invariant violations", count(len(fuzz.get("crashes", [])))])
+    big = data.get("fuzz_big_inputs")
+    if big:
+        rows.append(["fuzz inputs, ~1 MB input every 25", count(big["inputs"])])
+        rows.append(["fuzz crashes, big-input run", count(len(big.get("crashes", [])))])
+    kills = data.get("kill_campaign")
+    if kills:
+        rows.append(["kill -9 during writes, survived", f"{kills['survived']} / {kills['kills']}"])
+        rows.append(["documents lost", count(kills["documents_lost"])])
+    mem = data.get("memory")
+    if mem:
+        rows.append([f"peak memory reranking {count(mem['n'])} candidates (MiB)",
+                     f1(mem["tracemalloc_peak_mib"])])
+    if not rows:
+        return None
+    return block(
+        "Reliability",
+        "`benchmarks/reliability.py`; details in "
+        "[benchmarks/results/reliability.md](benchmarks/results/reliability.md).",
+        table(["check", "result"], rows),
+    )
+
+
+SECTIONS: tuple[Callable[[Path], str | None], ...] = (
+    quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, index_speed,
+    ann_recall, store_lanes, store_speed, reliability,
+)
+
+
+def render(results: Path = RESULTS) -> str:
+    """The text between the markers: every table whose JSON is present, blank-line separated."""
+    parts = []
+    for section in SECTIONS:
+        try:
+            text = section(results)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration):
+            text = None
+        if text:
+            parts.append(text)
+    return "\n\n" + "\n\n".join(parts) + "\n\n" if parts else "\n"
+
+
+def extract(readme: str) -> str:
+    """The README's current section (between the markers)."""
+    start, end = _markers(readme)
+    return readme[start + len(START):end]
+
+
+def splice(readme: str, section: str) -> str:
+    start, end = _markers(readme)
+    return readme[:start + len(START)] + section + readme[end:]
+
+
+def _markers(readme: str) -> tuple[int, int]:
+    start = readme.find(START)
+    end = readme.find(END, start + len(START)) if start >= 0 else -1
+    if start < 0 or end < 0:
+        raise ValueError(f"README lacks the {START} ... {END} markers")
+    return start, end
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 with a diff if README is stale")
+    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    text = args.readme.read_text(encoding="utf-8")
+    section = render(args.results)
+    if args.check:
+        current = extract(text)
+        if current == section:
+            return 0
+        sys.stdout.writelines(difflib.unified_diff(
+            current.splitlines(keepends=True), section.splitlines(keepends=True),
+            "README.md (results section)", "generated",
+        ))
+        return 1
+    new = splice(text, section)
+    if new != text:
+        args.readme.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
