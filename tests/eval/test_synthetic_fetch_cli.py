@@ -98,14 +98,32 @@ def test_benchmark_command_synthetic(tmp_path, capsys):
     from chronorank.cli import main
 
     out = tmp_path / "r.json"
-    assert main(["benchmark", "--suite", "synthetic", "--no-peer", "--json", str(out)]) == 0
+    assert main(["benchmark", "--suite", "synthetic", "--no-peer", "--no-index", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "| similarity only |" in printed and "| recency only |" in printed
     first = out.read_text()
-    assert main(["benchmark", "--suite", "synthetic", "--no-peer", "--json", str(out)]) == 0
+    assert main(["benchmark", "--suite", "synthetic", "--no-peer", "--no-index", "--json", str(out)]) == 0
     assert out.read_text() == first  # reproducible to the last digit
     rows = json.loads(first)["suites"]["synthetic"]["rows"]
     assert rows["similarity only"]["by_kind"]["timeless"]["ndcg@10"] > rows["recency only"]["by_kind"]["timeless"]["ndcg@10"]
+
+
+def test_fit_command_reports_fitted_and_held_out_scores(tmp_path, capsys):
+    pytest.importorskip("bm25s")
+    from chronorank.cli import main
+
+    out = tmp_path / "fit.json"
+    assert main(["fit", "--suite", "synthetic", "--folds", "3", "--top", "3", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "(fitted)" in printed and "3-fold held-out" in printed
+    assert printed.count("\n| ") >= 3  # the trials table
+    doc = json.loads(out.read_text())
+    assert doc["suite"] == "synthetic" and doc["folds"] == 3 and doc["trials"] > 100
+    assert doc["fitted"] > 0.9 and 0.5 < doc["heldout"] <= 1.0  # the synthetic suite is learnable
+    from chronorank.spec import parse_spec
+
+    name, params = parse_spec(doc["spec"])
+    assert name == "reranker" and {"kernel", "combine", "strength", "gate"} <= set(params)
 
 
 def test_benchmark_plots(tmp_path):
