@@ -854,6 +854,43 @@ def _anchor_values(start_s: np.ndarray, end_s: np.ndarray, anchor: str) -> np.nd
     return start_s + (end_s - start_s) / 2
 
 
+def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
+    """The commonest column -- every value a ``YYYY-MM-DD`` str, read in UTC -- parsed from
+    one joined byte buffer. None when any value is something else (the general path then
+    handles the whole column, so results never depend on which path ran)."""
+    n = len(seq)
+    try:
+        joined = "".join(seq)
+    except TypeError:
+        return None
+    if len(joined) != 10 * n:
+        return None
+    try:
+        raw = joined.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    b = np.frombuffer(raw, dtype=np.uint8).reshape(n, 10)
+    if not ((b[:, 4] == 45) & (b[:, 7] == 45)).all():
+        return None
+    digits = b - np.uint8(_ZERO)  # wraps below '0', so one <= 9 test checks every column
+    if not (digits[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9).all():
+        return None
+    d = digits.astype(np.int32)
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month = d[:, 5] * 10 + d[:, 6]
+    day = d[:, 8] * 10 + d[:, 9]
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    if not ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)).all():
+        return None
+    if not (day <= _DIM_VEC[month] + ((month == 2) & leap)).all():
+        return None
+    start = (_days_from_civil_vec(year.astype(np.int64), month.astype(np.int64), day.astype(np.int64))
+             * 86400).astype(np.float64)
+    out = _anchor_values(start, start + 86400.0, anchor)
+    ok = (start * 1e6 >= _MIN_US) & (start * 1e6 < _MAX_US)
+    return out if ok.all() else np.where(ok, out, np.nan)
+
+
 _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
 
 
@@ -1018,6 +1055,10 @@ def parse_times(
         arr = values
     else:
         seq = values if isinstance(values, (list, tuple)) else list(values)
+        if seq and tzi is _UTC:
+            fast = _plain_iso_dates(seq, anchor)
+            if fast is not None:
+                return fast
         if seq:
             try:
                 src = _CodeSource(seq)
