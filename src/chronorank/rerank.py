@@ -288,12 +288,14 @@ class TemporalReranker:
         )
 
     def _scores(self, scores: Any, ids: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
-        if isinstance(scores, (list, tuple)) and bool in set(map(type, scores)):
-            sim = np.array([_to_float(v) for v in scores], dtype=np.float64)  # bools are not scores
-        else:
-            try:
-                sim = np.asarray(scores, dtype=np.float64)
-            except (TypeError, ValueError, OverflowError):
+        try:
+            sim = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            sim = np.array([_to_float(v) for v in scores], dtype=np.float64)
+        if isinstance(scores, (list, tuple)) and sim.ndim == 1:
+            # bools are not scores, but numpy reads them as 0.0/1.0: look only at those values
+            suspects = np.flatnonzero((sim == 0.0) | (sim == 1.0))
+            if suspects.size and any(type(scores[i]) is bool for i in suspects.tolist()):
                 sim = np.array([_to_float(v) for v in scores], dtype=np.float64)
         if sim.ndim != 1:
             raise InvalidInput(f"scores must be a 1-D sequence of numbers, got shape {sim.shape}")
