@@ -263,10 +263,12 @@ class Ranking(Sequence[Hit]):
         score = self.score if pool is None else self.score[pool]
         n = score.shape[0]
         if m < n // 8:
-            part = np.argpartition(-score, m - 1)[:m] if m > 0 else np.zeros(0, dtype=np.int64)
             if m > 0:
-                # every candidate tied with the m-th score joins, so ties keep input order
-                part = np.flatnonzero(score >= score[part].min())
+                # the m-th best score, then every candidate at or above it (ties keep input order)
+                kth = score[np.argpartition(score, n - m)[n - m]]
+                part = np.flatnonzero(score >= kth)
+            else:
+                part = np.zeros(0, dtype=np.int64)
             idx = part[np.argsort(-score[part], kind="stable")][:m]
         else:
             idx = np.argsort(-score, kind="stable")[:m]
