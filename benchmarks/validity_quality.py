@@ -57,10 +57,11 @@ def run_index(idx: TemporalIndex, queries: list[dict], **overrides) -> dict[str,
 
 def scores(run: dict[str, list[str]], queries: list[dict]) -> dict[str, float]:
     qrels = {q["qid"]: q["relevance"] for q in queries}
-    res = evaluate(run, qrels, ["ndcg@10"])
+    res = evaluate(run, qrels, ["ndcg@10", "recall@10"])
     kinds = {q["qid"]: q.get("kind") for q in queries}
     out = {k: round(v["ndcg@10"], 4) for k, v in group_means(res["per_query"], kinds).items()}
     out["all"] = round(res["mean"]["ndcg@10"], 4)
+    out["recall@10"] = round(res["mean"]["recall@10"], 4)
     return out
 
 
@@ -117,6 +118,11 @@ def main() -> None:
         rows: dict = {}
         for set_name, queries in sets.items():
             rows.setdefault("chronorank index (default)", {})[set_name] = scores(run_index(idx, queries), queries)
+            if variant == "dates only" and set_name == "original":
+                # the article's hard date-range filter (use_temporal_filter on): its recall cost
+                for days in (90, 365, 730):
+                    rows[f"index + hard filter: last {days} days"] = {
+                        set_name: scores(run_index(idx, queries, max_age_days=days), queries)}
             if variant == "dates only" and not args.no_peer and set_name == "original":
                 peer, sim = peer_best(idx, corpus, queries)
                 rows[f"tdw-rag best global decay: {peer['label']}"] = {set_name: scores(peer["run"], queries)}

@@ -35,7 +35,9 @@ class TemporalReranker:
     ``intent(query, now) -> Intent``) supplies it.
 
     Policies: ``missing_date`` (neutral | keep | penalise | drop | raise), ``future``
-    (clamp | not_yet_valid | symmetric), ``bad_score`` for NaN/inf/non-numeric similarity
+    (clamp | not_yet_valid | symmetric), ``max_age_days`` (an optional hard date-range filter,
+    switched off per pipeline with ``use_temporal_filter=False``), ``bad_score`` for
+    NaN/inf/non-numeric similarity
     (raise | drop | zero), ``duplicates`` for repeated ids (raise | keep).
     """
 
@@ -57,6 +59,8 @@ class TemporalReranker:
         relative_recency: float | None = None,
         not_yet_valid: str = "zero",
         expired_factor: float = 0.5,
+        max_age_days: float | None = None,
+        use_temporal_filter: bool = True,
         bad_score: str = "raise",
         duplicates: str = "raise",
         tz: str = "UTC",
@@ -74,6 +78,8 @@ class TemporalReranker:
             not_yet_valid=not_yet_valid,
             expired_factor=expired_factor,
             relative_recency=relative_recency,
+            max_age_days=max_age_days,
+            use_temporal_filter=use_temporal_filter,
         )
         if bad_score not in BAD_SCORE_POLICIES:
             raise InvalidInput(f"bad_score={bad_score!r}; use one of {list(BAD_SCORE_POLICIES)}")

@@ -18,6 +18,11 @@ A document's start is ``valid_from`` when present, else its date. A document who
 validity ended before T (explicit ``valid_to``, or superseded by the next version in its
 chain) is decayed by how long ago it ended, times ``expired_factor``.
 
+Hard filter (``max_age_days=N``, switched per pipeline by ``use_temporal_filter``): documents
+that start more than N days before the reference time are removed outright, as a date-range
+filter in a vector store would; off by default because it deletes old documents that are
+still right.
+
 Relative recency (``relative_recency=r``): for ``recent`` and ``as_of`` queries a
 document's age is counted not from T but from the newest document (valid at T) that
 matches the query at least r times as well as it does. A document is stale when something
@@ -66,6 +71,8 @@ class TemporalConfig:
     relative_recency: float | None = None
     range_slope: float = 0.0
     range_scale: float | None = 0.1
+    max_age_days: float | None = None
+    use_temporal_filter: bool = True
 
     def __post_init__(self) -> None:
         from chronorank.kernels import get_kernel
@@ -82,6 +89,12 @@ class TemporalConfig:
         _check_unit("range_slope", self.range_slope)
         if self.relative_recency is not None:
             _check_unit("relative_recency", self.relative_recency)
+        if self.max_age_days is not None and not (
+            isinstance(self.max_age_days, (int, float)) and self.max_age_days > 0
+        ):
+            raise InvalidInput(f"max_age_days must be a positive number of days or None, got {self.max_age_days!r}")
+        if not isinstance(self.use_temporal_filter, bool):
+            raise InvalidInput(f"use_temporal_filter must be True or False, got {self.use_temporal_filter!r}")
         if self.range_scale is not None and not (
             isinstance(self.range_scale, (int, float)) and self.range_scale > 0
         ):
@@ -96,7 +109,9 @@ class TemporalConfig:
             f"not_yet_valid={self.not_yet_valid!r}, expired_factor={self.expired_factor:g}, "
             f"relative_recency={rr}, "
             f"range_slope={self.range_slope:g}, "
-            f"range_scale={'none' if self.range_scale is None else format(self.range_scale, 'g')})"
+            f"range_scale={'none' if self.range_scale is None else format(self.range_scale, 'g')}, "
+            f"max_age_days={'none' if self.max_age_days is None else format(self.max_age_days, 'g')}, "
+            f"use_temporal_filter={str(self.use_temporal_filter).lower()})"
         )
 
 
@@ -218,6 +233,11 @@ def apply_temporal(
         weight[undated] = fill
     if cfg.not_yet_valid == "exclude":
         keep &= ~nyv
+    if cfg.max_age_days is not None and cfg.use_temporal_filter:
+        # the article's hard date-range filter: a blunt cut, kept as an option (its recall
+        # cost is in benchmarks/validity_quality.py); undated documents are not cut
+        with np.errstate(invalid="ignore"):
+            keep &= ~(geo.start < geo.reference_time - cfg.max_age_days * DAY)
 
     score = combine(sim, weight, cfg.combine, strength) if n else np.zeros(0)
     return TemporalResult(

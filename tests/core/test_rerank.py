@@ -271,3 +271,17 @@ def test_relative_recency_counts_from_the_newest_topical_match():
     by_id = {h.id: h for h in ranking}
     # ages shown stay measured from now; the weight counts from the newest topical match
     assert by_id["proj-old"].decay == pytest.approx(0.5 ** ((epoch("2024-05-01") - epoch("2023-01-01")) / DAY / 90))
+
+
+def test_hard_filter_removes_old_documents_and_the_switch_turns_it_off():
+    docs = PRICING + [{"id": "undated", "score": 0.5, "date": None}]
+    cut = TemporalReranker(gate=False, max_age_days=365).rerank("q", docs, now=NOW)
+    assert set(cut.ranked_ids) == {"p2026", "undated"}  # undated documents are not cut
+    off = TemporalReranker(gate=False, max_age_days=365, use_temporal_filter=False).rerank("q", docs, now=NOW)
+    assert len(off) == 4
+
+
+def test_hard_filter_follows_an_as_of_target():
+    target = Interval(epoch("2023-12-31"), epoch("2024-01-01"))
+    r = TemporalReranker(gate=FixedIntent("as_of", target), max_age_days=365, not_yet_valid="exclude")
+    assert r.rerank("q", PRICING, now=NOW).ranked_ids == ["p2023"]
