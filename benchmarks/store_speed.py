@@ -31,7 +31,7 @@ NOW = 1_735_689_600.0
 DIM = 384
 #: the index's defaults minus the two settings that compare candidates with each other
 #: (relative_recency, topical_margin), which the stores only run with fallback='client'
-QCFG = "index(relative_recency=none, topical_margin=none)"
+QCFG = "index(relative_recency=none, topical_margin=none, lead_weight=0)"
 
 
 def synth(n: int, seed: int = 3) -> tuple[list[dict[str, Any]], np.ndarray, list[str], np.ndarray]:

@@ -24,7 +24,7 @@ _conf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conf)
 NOW, SERVER_STORES, STORES, docs_fixture = _conf.NOW, _conf.SERVER_STORES, _conf.STORES, _conf.docs_fixture
 
-CFG = "index(missing_date='keep', relative_recency=none, topical_margin=none)"
+CFG = "index(missing_date='keep', relative_recency=none, topical_margin=none, lead_weight=0)"
 
 
 def built(factory, **kw):  # noqa: ANN001, ANN201
@@ -208,7 +208,7 @@ def test_relative_recency_needs_the_client_fallback(factory, embedder) -> None: 
     then the pool is scored exactly as the index scores it."""
     from chronorank.index import TemporalIndex
 
-    cfg = "index(missing_date='keep', relative_recency=0.9, topical_margin=none)"
+    cfg = "index(missing_date='keep', relative_recency=0.9, topical_margin=none, lead_weight=0)"
     s = built(factory, config=cfg)
     with pytest.raises(InvalidInput, match="relative_recency"):
         s.search("latest polars release", now=NOW)

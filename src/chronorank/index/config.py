@@ -15,7 +15,10 @@ Fusion of the two similarity signals over all documents:
   the server-side stores can compute too) or ``max(cos, 0) / max(cos)`` with ``'max'`` (dense
   and keyword scores on one scale: +0.02-0.03 nDCG@10 on reworded changelog queries, -0.004
   on the release corpus; embedded index only). ``lead`` is BM25 over each document's first
-  ``lead_tokens`` terms (its title), off by default (``lead_weight=0``);
+  ``lead_tokens`` terms (its title line): weight 0.1 over the first 3 terms by default, which
+  on the changelog set lifted every kind a little (version 0.967 -> 0.982, as_of 0.900 ->
+  0.918, reworded latest 0.729 -> 0.766) by favouring documents *about* the query's subject
+  over ones that mention it in passing;
 - ``rrf``: weighted reciprocal rank fusion ``sum_s w_s / (k + rank_s)`` (``rrf_k`` = 60),
   divided by its maximum so the temporal layer sees [0, 1] as well.
 
@@ -71,8 +74,8 @@ class IndexConfig:
     rrf_k: int = 60
     idf_power: float = 3.0
     dense_scale: str = "raw"
-    lead_weight: float = 0.0
-    lead_tokens: int = 12
+    lead_weight: float = 0.1
+    lead_tokens: int = 3
     topical_margin: float | None = 0.5
     tie_break: float = 0.05
     time_field: str = "auto"

@@ -152,6 +152,8 @@ class StoreConfig:
                 idx = idx.replace(relative_recency=None)
             if getattr(idx, "topical_margin", None) is not None and "topical_margin" not in str(raw or ""):
                 idx = idx.replace(topical_margin=None)
+            if getattr(idx, "lead_weight", 0) and "lead_weight" not in str(raw or ""):
+                idx = idx.replace(lead_weight=0.0)
         object.__setattr__(self, "index", idx)
         if self.fallback not in FALLBACKS:
             raise InvalidInput(f"fallback={self.fallback!r}; use 'error' (default) or 'client'.")
