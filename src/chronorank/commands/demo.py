@@ -57,6 +57,11 @@ def run(args: Any) -> int:
     if not (args.rebuild or args.no_cache):
         try:
             idx = TemporalIndex.load(cache)
+            # the cache holds documents, vectors and BM25 statistics; ranking settings are
+            # this version's defaults, not whatever was current when the cache was written
+            from chronorank.index import IndexConfig
+
+            idx.config = IndexConfig()
             how = f"loaded the cached index from {cache}"
         except (ChronorankError, OSError):
             idx = None
