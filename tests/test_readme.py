@@ -189,3 +189,20 @@ def test_bash_rerank_line_puts_the_current_price_first() -> None:
     ranked = [w for w in ranked if w and w[0].isdigit()]
     assert ranked, proc.stdout
     assert ranked[0][0] == "1" and ranked[0][-1] == "pricing-2026", proc.stdout
+
+
+def test_the_explain_trace_shown_in_the_readme_is_what_the_code_prints():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(query: .*?)```", readme, re.S)
+    assert shown is not None
+    from chronorank import TemporalReranker
+
+    docs = [
+        {"id": "pricing-2021", "score": 0.84, "date": "2021-03-11"},
+        {"id": "pricing-2023", "score": 0.82, "date": "2023-08-02"},
+        {"id": "pricing-2026", "score": 0.79, "date": "2026-05-14"},
+    ]
+    ranking = TemporalReranker("power_law(half_life_days=180, beta=1)").rerank(
+        "what does the pro plan cost right now", docs, now="2026-08-01"
+    )
+    assert shown.group(1).strip() == ranking.explain().strip()
