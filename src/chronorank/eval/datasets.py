@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -51,49 +50,30 @@ RELEASE_QUERY = "what changed in the latest release of {project}"
 
 
 def to_epoch(value: Any, *, field: str = "date") -> float:
-    """One time value -> epoch seconds (UTC); ``None``/empty -> NaN.
+    """One time value -> epoch seconds (UTC); ``None``/empty -> NaN; anything else that does
+    not parse is an error naming the field (a benchmark file must not lose dates silently)."""
+    from chronorank.timeparse import to_epoch as parse_one
 
-    Uses :func:`chronorank.timeparse.to_epoch` when that module is present; the
-    fallback accepts ISO 8601 (``2024-08-27``, ``2026-08-01T18:14:15Z``, offsets),
-    datetimes and numbers (taken as epoch seconds). Naive times are UTC.
-    """
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return math.nan
-    if isinstance(value, float) and math.isnan(value):
+    if _blank(value):
         return math.nan
     try:
-        from chronorank import timeparse  # the core parser, when it has landed
-    except ImportError:
-        timeparse = None  # type: ignore[assignment]
-    if timeparse is not None:
-        try:
-            return float(timeparse.to_epoch(value))
-        except Exception:  # noqa: BLE001 - fall through to the strict ISO path below
-            pass
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, datetime):
-        dt = value
-    else:
-        text = str(value).strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidInput(
-                f"{field}={value!r} is not a date this loader understands; "
-                "expected ISO 8601 such as '2024-08-27' or '2024-08-27T10:00:00Z'. "
-                "Fix the value or leave it null for an undated document."
-            ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        return float(parse_one(value, strict=True))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{field}: {exc} (or leave it null for an undated document)") from None
 
 
 def epoch_seconds(records: Sequence[Mapping[str, Any]], field: str = "date") -> np.ndarray:
     """The ``field`` column of ``records`` as float64 epoch seconds (NaN = missing)."""
-    return np.array([to_epoch(r.get(field), field=field) for r in records], dtype=np.float64)
+    from chronorank.timeparse import parse_times
+
+    values = [r.get(field) for r in records]
+    return parse_times([None if _blank(v) else v for v in values], strict=True)
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or (
+        isinstance(value, float) and math.isnan(value)
+    )
 
 
 # --------------------------------------------------------------------------- reading

@@ -124,7 +124,9 @@ def _as_fit_query(q: Any, i: int) -> FitQuery:
         now = to_epoch(q.get("now", q.get("reference_date")), field="reference_date")
         if math.isnan(now):
             raise InvalidInput(f"queries[{i}] needs 'ages' (days) or 'times' plus 'now' (the reference date).")
-        t = np.array([to_epoch(x) if not isinstance(x, (int, float)) else float(x) for x in q.get("times", [])])
+        from chronorank.timeparse import parse_times
+
+        t = parse_times(list(q.get("times", [])), strict=True)
         ages = (now - t) / DAY
     rel = q.get("relevance", {})
     ids = q.get("ids")

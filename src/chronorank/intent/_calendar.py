@@ -21,7 +21,7 @@ _last_now: tuple[str, float] | None = None
 
 
 def resolve_now(now: Any = None) -> float:
-    """Epoch seconds for ``now``: the project-wide resolver when present, else a local one.
+    """Epoch seconds for ``now`` via :func:`chronorank.timeparse.resolve_now`.
 
     Numbers pass straight through and the last string resolved is remembered, since a
     batch of queries usually shares one reference time.
@@ -33,59 +33,12 @@ def resolve_now(now: Any = None) -> float:
         last = _last_now
         if last is not None and last[0] == now:
             return last[1]
-    fn = _project_resolver()
-    value = float(fn(now)) if fn is not None else _local_resolve_now(now)
+    from chronorank.timeparse import resolve_now as project_resolve_now
+
+    value = float(project_resolve_now(now))
     if isinstance(now, str):
         _last_now = (now, value)
     return value
-
-
-_RESOLVER: Any = False
-
-
-def _project_resolver() -> Any:
-    global _RESOLVER
-    if _RESOLVER is False:
-        try:
-            from chronorank import timeparse
-
-            _RESOLVER = getattr(timeparse, "resolve_now", None)
-        except ImportError:
-            _RESOLVER = None
-    return _RESOLVER
-
-
-def _local_resolve_now(now: Any) -> float:
-    from chronorank.errors import InvalidInput
-
-    if now is None:
-        import time
-
-        return time.time()
-    if isinstance(now, bool):
-        raise InvalidInput(f"now must be a date, datetime or epoch seconds, got {now!r}")
-    if isinstance(now, (int, float)):
-        if not math.isfinite(now):
-            raise InvalidInput(f"now must be finite epoch seconds, got {now!r}")
-        return float(now)
-    if isinstance(now, datetime):
-        dt = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-        return dt.timestamp()
-    if isinstance(now, str):
-        text = now.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidInput(
-                f"now={now!r} is not an ISO date; pass e.g. '2026-08-20' or '2026-08-20T12:00:00Z'"
-            ) from None
-        dt = dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
-        return dt.timestamp()
-    raise InvalidInput(
-        f"now must be None, an ISO string, a datetime or epoch seconds, got {type(now).__name__}"
-    )
 
 
 def to_dt(t: float) -> datetime:

@@ -23,7 +23,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.intent.lang import get_language
-from chronorank.intent.rules import parse
+from chronorank.intent.rules import parse, with_sensitivity
 from chronorank.types import MODES, Intent
 
 FORMAT = "chronorank.learned_gate/1"
@@ -136,15 +136,7 @@ class LearnedGate:
 
     def intent(self, query: str, now: Any = None) -> Intent:
         """The rules' intent with the learned sensitivity (and mode, where no cue decided it)."""
-        base = parse(query, now=now)
-        p = self(query)
-        mode = base.mode
-        if not base.spans and mode in ("recent", "timeless"):
-            mode = "recent" if p >= 0.5 else "timeless"
-        return Intent(
-            query=base.query, time_sensitivity=p, mode=mode, target=base.target,
-            topical_query=base.topical_query, spans=base.spans, lang=base.lang,
-        )
+        return with_sensitivity(query, now, self(query))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:

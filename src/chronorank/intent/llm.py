@@ -20,7 +20,7 @@ from typing import Any
 
 from chronorank.errors import InvalidInput
 from chronorank.intent.lexical import LexicalGate
-from chronorank.intent.rules import parse
+from chronorank.intent.rules import with_sensitivity
 from chronorank.types import Intent
 
 PROMPT = (
@@ -164,13 +164,5 @@ class LLMGate:
         return value
 
     def intent(self, query: str, now: Any = None) -> Intent:
-        """The rules' intent with the model's sensitivity (and mode, where no cue decided it)."""
-        base = parse(query, now=now)
-        p = self(query)
-        mode = base.mode
-        if not base.spans and mode in ("recent", "timeless"):
-            mode = "recent" if p >= 0.5 else "timeless"
-        return Intent(
-            query=base.query, time_sensitivity=p, mode=mode, target=base.target,
-            topical_query=base.topical_query, spans=base.spans, lang=base.lang,
-        )
+        """The rules' intent with the model sensitivity (and mode, where no cue decided it)."""
+        return with_sensitivity(query, now, self(query))

@@ -499,3 +499,16 @@ def topical_query(query: str, removed: list[_Hit], lang: Language) -> str:
     if not any(ch.isalnum() for ch in text):
         return " ".join(query.split())
     return text
+
+
+def with_sensitivity(query: str, now: Any, sensitivity: float) -> Intent:
+    """The rules' intent with a model's time sensitivity; where no temporal cue decided the
+    mode (recent or timeless), the sensitivity decides it too (>= 0.5 means recent)."""
+    base = parse(query, now=now)
+    mode = base.mode
+    if not base.spans and mode in ("recent", "timeless"):
+        mode = "recent" if sensitivity >= 0.5 else "timeless"
+    return Intent(
+        query=base.query, time_sensitivity=sensitivity, mode=mode, target=base.target,
+        topical_query=base.topical_query, spans=base.spans, lang=base.lang,
+    )

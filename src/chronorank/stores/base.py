@@ -178,6 +178,13 @@ class StoreConfig:
                 "the engine; use fusion='blend' or fallback='client'."
             )
 
+    @classmethod
+    def coerce(cls, config: Any, lanes: Lanes | None, missing_weight: float, fallback: str) -> StoreConfig:
+        """A StoreConfig as given, or one built from an index config/spec and the store's options."""
+        if isinstance(config, StoreConfig):
+            return config
+        return cls(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
+
     def replace(self, **changes: Any) -> StoreConfig:
         import dataclasses
 

@@ -116,10 +116,7 @@ class PgVectorStore:
         from chronorank.index.embedders import get_embedder
 
         self.embedder = get_embedder(embedder)
-        if isinstance(config, StoreConfig):
-            self.config = config
-        else:
-            self.config = StoreConfig(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
+        self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
         self.bad_dates = bad_dates
         self.k1, self.b = bm25_params(k1, b)
         self.dim: int | None = None
