@@ -39,6 +39,9 @@ class TemporalReranker:
     switched off per pipeline with ``use_temporal_filter=False``), ``bad_score`` for
     NaN/inf/non-numeric similarity
     (raise | drop | zero), ``duplicates`` for repeated ids (raise | keep).
+    ``range_slope`` (0 here, 0.2 in the index) orders documents inside a queried period
+    newest first; ``range_scale`` sets how fast documents outside it fade (see
+    :mod:`chronorank.temporal`).
     """
 
     def __init__(
@@ -59,6 +62,8 @@ class TemporalReranker:
         relative_recency: float | None = None,
         not_yet_valid: str = "zero",
         expired_factor: float = 0.5,
+        range_slope: float = 0.0,
+        range_scale: float | None = 0.1,
         max_age_days: float | None = None,
         use_temporal_filter: bool = True,
         bad_score: str = "raise",
@@ -78,6 +83,8 @@ class TemporalReranker:
             not_yet_valid=not_yet_valid,
             expired_factor=expired_factor,
             relative_recency=relative_recency,
+            range_slope=range_slope,
+            range_scale=range_scale,
             max_age_days=max_age_days,
             use_temporal_filter=use_temporal_filter,
         )

@@ -11,7 +11,11 @@ How a query's intent is applied (T is the reference time):
   that start after T are not yet valid.
 - ``range``: documents whose start lies inside the target are at distance 0; others are
   decayed by their distance to the interval, with the kernel's half-life rescaled to
-  ``range_scale`` x the range's length when the range is bounded.
+  ``range_scale`` x the range's length when the range is bounded. ``range_slope = s``
+  orders the inside newest first (the state at the range's end): weight 1 - s x (how far
+  before the end the document starts, as a fraction of the range), and 1 - s times the
+  kernel's weight outside, so at equal similarity nothing outside ranks above the range's
+  oldest member.
 - ``specific`` / ``timeless``: effective strength 0 -- no pressure towards recency.
 
 A document's start is ``valid_from`` when present, else its date. A document whose
@@ -349,19 +353,24 @@ def temporal_geometry(
                 if cfg.range_slope:
                     inside = (start >= lo) & (start < hi)
                     frac = np.clip((hi - start) / (hi - lo), 0.0, 1.0)
-                    mult = np.where(inside, 1.0 - cfg.range_slope * frac, 1.0)
+                    # newest in the range first (the state at its end), and nothing outside
+                    # the range above its oldest member: outside documents take 1 - slope too
+                    mult = np.where(inside, 1.0 - cfg.range_slope * frac, 1.0 - cfg.range_slope)
             anchor: np.ndarray | float = ref
         else:
-            if mode == "as_of" and target is not None:
-                ref = target.end if math.isfinite(target.end) else now
+            if mode == "as_of" and target is not None and math.isfinite(target.end):
+                # the target is half-open [start, end): "as of 30 Dec" ends at 31 Dec 00:00,
+                # and a release dated 31 Dec did not exist yet
+                ref = target.end
+                future = start >= ref
             else:
                 ref = now
-            future = start > ref
+                future = start > ref
             if mode == "as_of" or cfg.future == "not_yet_valid":
                 nyv = future
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
-                anchor = competitive_anchor(sim, start, ref, cfg.relative_recency)
+                anchor = competitive_anchor(sim, np.where(future, np.nan, start), ref, cfg.relative_recency)
             expired = ~np.isnan(end) & (end <= ref) & ~undated
             base = np.where(expired, end, start)
             age = (anchor - base) / DAY

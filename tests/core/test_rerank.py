@@ -285,3 +285,40 @@ def test_hard_filter_follows_an_as_of_target():
     target = Interval(epoch("2023-12-31"), epoch("2024-01-01"))
     r = TemporalReranker(gate=FixedIntent("as_of", target), max_age_days=365, not_yet_valid="exclude")
     assert r.rerank("q", PRICING, now=NOW).ranked_ids == ["p2023"]
+
+
+def test_as_of_a_day_excludes_a_release_dated_the_next_day():
+    # "as of 30 Dec 2019" is the half-open day [30 Dec, 31 Dec): a release dated 31 Dec
+    # did not exist yet, even though its midnight timestamp equals the target's end
+    docs = [
+        {"id": "0.10.0", "score": 0.80, "date": "2019-12-29"},
+        {"id": "0.10.1", "score": 0.85, "date": "2019-12-31"},
+    ]
+    target = Interval(epoch("2019-12-30"), epoch("2019-12-31"))
+    r = TemporalReranker("exponential(half_life_days=180)", gate=FixedIntent("as_of", target),
+                         relative_recency=0.9)
+    ranking = r.rerank("q", docs, now=NOW)
+    assert ranking.ranked_ids == ["0.10.0", "0.10.1"]
+    nxt = next(h for h in ranking if h.id == "0.10.1")
+    assert nxt.decay == 0.0 and nxt.notes[0].startswith("not yet valid at 2019-12-31")
+    # the later release must not serve as the newest competitor of the valid one either
+    assert ranking[0].decay == 1.0
+
+
+def test_range_slope_puts_the_newest_in_range_first_and_keeps_outsiders_below():
+    target = Interval(epoch("2023-01-01"), epoch("2024-01-01"))
+    docs = [
+        {"id": "jan", "score": 0.90, "date": "2023-01-10"},
+        {"id": "dec", "score": 0.80, "date": "2023-12-20"},
+        {"id": "next-jan", "score": 0.90, "date": "2024-01-03"},  # just outside
+    ]
+    flat = TemporalReranker(gate=FixedIntent("range", target)).rerank("q", docs, now=NOW)
+    # without the slope only similarity orders the inside, and a near miss outside the year
+    # sits above December
+    assert flat.ranked_ids == ["jan", "next-jan", "dec"]
+    r = TemporalReranker(gate=FixedIntent("range", target), range_slope=0.2)
+    ranking = r.rerank("q", docs, now=NOW)
+    assert ranking.ranked_ids == ["dec", "jan", "next-jan"]
+    by_id = {h.id: h for h in ranking}
+    assert by_id["jan"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-01-10")) / (365 * DAY))
+    assert by_id["next-jan"].decay < 0.8  # outside: (1 - slope) x the kernel's weight

@@ -224,3 +224,38 @@ def test_upserts_and_deletes_keep_bm25_consistent(ops):
         assert dict(zip(got.ranked_ids, np.round(got.signals["bm25"], 5))) == dict(
             zip(want.ranked_ids, np.round(want.signals["bm25"], 5))
         )
+
+
+def test_lead_is_the_first_sentence_weighted_by_the_corpus_idf():
+    from chronorank.index.core import lead_lengths
+
+    assert lead_lengths(["marshmallow 3.23.0. Features: typing", "Pricing\nPro plan: 25 dollars"]).tolist() == [
+        len(analyze("marshmallow 3.23.0")), len(analyze("Pricing"))]
+    filler = [{"id": f"pip@{i}", "text": f"pip {i}.0. This release vendors a newer release of urllib3.",
+               "date": "2026-01-01"} for i in range(20, 28)]
+    docs = filler + [
+        {"id": "marshmallow@3.23.0", "text": "marshmallow 3.23.0. Typing fixes.", "date": "2024-10-17"},
+        # "release" opens this one: rare among opening lines, common in the corpus
+        {"id": "aiohttp@3.13.3", "text": "This release of aiohttp fixes bugs. One example uses marshmallow.",
+         "date": "2026-01-03"},
+    ]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs)
+    hits = idx.search("the latest release of marshmallow", k=len(docs), now=NOW)
+    by_id = {h.id: h for h in hits}
+    assert by_id["marshmallow@3.23.0"].signals["lead"] > 2 * by_id["aiohttp@3.13.3"].signals["lead"]
+    assert hits[0].id == "marshmallow@3.23.0"
+    assert by_id["pip@20"].signals["lead"] == 0.0  # "release" is not in its first sentence
+
+
+def test_lead_lengths_follow_upserts_and_deletes(small):
+    from chronorank.index.core import lead_lengths
+
+    small.search("httpx proxy", now=NOW)  # builds the lead once
+    small.add([{"id": "new", "text": "urllib3 2.7.0. Drop Python 3.9", "date": "2026-07-01"},
+               {"id": "httpx@0.27.0", "text": "httpx proxy release notes\nreplaced text", "date": "2024-02-21"}])
+    small.delete(["flask@3.1.0"])
+    snap = small._snap
+    assert snap.lead_len is not None
+    assert snap.lead_len.tolist() == lead_lengths(r["text"] for r in snap.records).tolist()
+    assert small.search("urllib3", k=1, now=NOW)[0].id == "new"

@@ -153,8 +153,11 @@ def test_server_score_equals_apply_temporal(factory, kernel) -> None:  # noqa: A
         sim = np.array([h.similarity for h in hits])
         start = np.array([h.time for h in hits])
         end = np.array([_valid_to(h) for h in hits])
+        tcfg = s.config.index.temporal_config()
+        assert repr(tcfg.kernel) == repr(TemporalConfig(kernel=kernel).kernel) and tcfg.missing_date == "keep"
+        assert tcfg.range_slope > 0  # the in-range slope is part of the parity
         res = apply_temporal(sim, start, intent=parse(q, now=now), now=now,
-                             config=TemporalConfig(kernel=kernel, missing_date="keep"), valid_to=end)
+                             config=tcfg, valid_to=end)
         np.testing.assert_allclose([h.score for h in hits], res.score, atol=1e-6)
         np.testing.assert_allclose([h.decay for h in hits], res.decay, atol=1e-9)
 

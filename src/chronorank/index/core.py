@@ -13,6 +13,7 @@ once at its start, so it sees either the old state or the new one, never a mix.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ class _Snapshot:
 
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lead", "_lock",
+        "groups", "_bm25", "_lead", "_lock", "lead_len",
     )
 
     def __init__(
@@ -51,8 +52,10 @@ class _Snapshot:
         groups: np.ndarray | None,
         bm25: Bm25Matrix | None = None,
         ids: list[str] | None = None,
+        lead_len: np.ndarray | None = None,
     ) -> None:
         self.records = records
+        self.lead_len = lead_len  # terms in each document's first sentence (lazy)
         self.ids = ids if ids is not None else [r["id"] for r in records]
         self.row_of = {d: i for i, d in enumerate(self.ids)}
         self.vectors = vectors
@@ -78,14 +81,17 @@ class _Snapshot:
         return m
 
     def lead_bm25(self, k1: float, b: float, tokens: int) -> Bm25Matrix:
-        """BM25 over each document's first ``tokens`` terms: its title or opening line."""
+        """BM25 over each document's lead: its first sentence or line (a title, a release
+        header), at most ``tokens`` terms."""
         m = self._lead.get(tokens)
         if m is None:
             with self._lock:
                 m = self._lead.get(tokens)
                 if m is None:
+                    if self.lead_len is None:
+                        self.lead_len = lead_lengths(r["text"] for r in self.records)
                     lens = np.diff(self.term_ptr)
-                    keep = np.minimum(lens, tokens)
+                    keep = np.minimum(np.minimum(lens, self.lead_len), tokens)
                     ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
                     np.cumsum(keep, out=ptr[1:])
                     pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
@@ -217,6 +223,9 @@ class TemporalIndex:
             replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
             keep[replaced] = False
             base = _compact(old, keep) if replaced else old
+            lead_len = None
+            if base.lead_len is not None:  # keep it incremental once it exists
+                lead_len = np.concatenate([base.lead_len, lead_lengths(r["text"] for r in records)])
             self._snap = _Snapshot(
                 records=base.records + records,
                 vectors=_concat_vectors(base.vectors, new_vecs, len(base), self.dim),
@@ -225,6 +234,7 @@ class TemporalIndex:
                 term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
                 n_terms=n_terms,
                 groups=None,
+                lead_len=lead_len,
             )
             self._snap.groups = self._group_codes(self._snap.records)
         return len(records)
@@ -422,9 +432,17 @@ class TemporalIndex:
             q_ids = [vocab[t] for t in analyze(topical) if t in vocab]
             q_ids = [t for t in q_ids if t < snap.n_terms]
             out["bm25"] = snap.bm25(self.k1, self.b).scores(q_ids, idf_power=cfg.idf_power)
-            if cfg.lead_weight > 0 and len(snap):
+            if cfg.lead_weight > 0 and len(snap) and q_ids:
+                # BM25F-style: the lead field's own idf would make a word rare in opening
+                # lines but common in the corpus ("release") outweigh the query's subject,
+                # so its terms are weighted by the whole documents' idf instead
+                body = snap.bm25(self.k1, self.b)
+                uniq, counts = np.unique(np.asarray(q_ids, dtype=np.int64), return_counts=True)
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
-                out["lead"] = lead.scores(q_ids, idf_power=cfg.idf_power)
+                w = counts * np.power(body.idf(uniq), 1.0 + cfg.idf_power) / np.maximum(lead.idf(uniq), 1e-12)
+                out["lead"] = lead.scores(uniq, weights=w)
+            elif cfg.lead_weight > 0:
+                out["lead"] = np.zeros(len(snap), dtype=np.float32)
         if not out:
             raise InvalidInput(
                 "no similarity signal is available: the index has no vectors and keyword_weight=0; "
@@ -641,7 +659,22 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
         term_ptr=ptr,
         n_terms=snap.n_terms,
         groups=None,
+        lead_len=None if snap.lead_len is None else snap.lead_len[keep],
     )
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def lead_lengths(texts: Iterable[str], scan: int = 400) -> np.ndarray:
+    """Number of index terms in each text's first sentence or line (its title, in effect)."""
+    from chronorank.index.text import analyze_many
+
+    heads = []
+    for text in texts:
+        m = _SENTENCE_END.search(text, 0, scan)
+        heads.append(text[: m.start()] if m else text[:scan])
+    return np.fromiter((len(t) for t in analyze_many(heads)), dtype=np.int64, count=len(heads))
 
 
 def _decay_times(times: np.ndarray, field: str) -> np.ndarray:
@@ -683,8 +716,10 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     for values, weight in ((kw, cfg.keyword_weight), (signals.get("lead"), cfg.lead_weight)):
         if values is None or weight == 0:
             continue
-        total += weight
         top = float(values.max()) if values.size else 0.0
+        if top <= 0 and sim is not None:
+            continue  # no document matches: leave the other signals on their own scale
+        total += weight
         part = weight * (values.astype(np.float64) / top) if top > 0 else np.zeros(values.shape[0])
         sim = part if sim is None else sim + part
     if sim is None or total == 0:

@@ -428,7 +428,11 @@ class QueryPlan:
     client: bool  # fallback='client' scoring
     anchor: float = math.nan  # ages are counted from here (T)
     margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
+    half_open: bool = False  # an as-of target [start, end): a document starting at T is future too
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
+
+    def is_future(self, start: float) -> bool:
+        return self.exclude_future and (start >= self.ref if self.half_open else start > self.ref)
 
     def window(self, days: float) -> tuple[float, float]:
         """The [lo, hi] epoch interval of a time lane: ``days`` before T, or the range target."""
@@ -520,6 +524,7 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     undated = cx.Cond("start", "empty")
     rng: tuple[float, float] | None = None
     exclude_future = False
+    half_open = False
     anc = math.nan
     if mode == "range" and target is not None:
         ref = min(target.end, now) if math.isfinite(target.end) else now
@@ -541,12 +546,12 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         if tcfg.range_slope and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
             inside = cx.mul(cx.Cond("start", "ge", lo), cx.Cond("start", "lt", hi))
             frac = cx.clamp(cx.mul(1.0 / (hi - lo), cx.add(hi, cx.neg(start))), 0.0, 1.0)
-            dated = cx.mul(dated, cx.add(1.0, cx.neg(cx.mul(float(tcfg.range_slope), inside, frac))))
+            # 1 - slope x frac inside, 1 - slope outside (as apply_temporal)
+            slope = float(tcfg.range_slope)
+            dated = cx.mul(dated, cx.add(1.0 - slope, cx.mul(slope, inside, cx.one_minus(frac))))
     else:
-        if mode == "as_of" and target is not None:
-            ref = target.end if math.isfinite(target.end) else now
-        else:
-            ref = now
+        half_open = mode == "as_of" and target is not None and math.isfinite(target.end)
+        ref = target.end if half_open and target is not None else now
         symmetric = tcfg.future == "symmetric" and mode == "recent"
         anc = ref
 
@@ -565,7 +570,8 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         )
         if mode == "as_of" or tcfg.future == "not_yet_valid":
             exclude_future = True
-            dated = cx.mul(cx.one_minus(cx.Cond("start", "gt", ref)), dated)
+            # an as-of target is half-open: a document starting at its end is not yet valid
+            dated = cx.mul(cx.one_minus(cx.Cond("start", "ge" if half_open else "gt", ref)), dated)
     md = tcfg.missing_date
     fill = {"keep": 1.0, "penalise": float(getattr(kernel, "floor", 0.0)), "drop": 0.0}.get(md, float(cfg.missing_weight))
     weight = cx.add(cx.mul(cx.one_minus(undated), dated), cx.mul(fill, undated))
@@ -573,7 +579,7 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         intent=intent, now=now, mode=mode, ref=ref, strength=strength, target=rng,
         exclude_future=exclude_future, drop_undated=md == "drop", fill=fill, weight=weight,
         config=tcfg, dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
-        client=client, anchor=anc,
+        client=client, anchor=anc, half_open=half_open,
         margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
     )
@@ -727,7 +733,7 @@ def _time_notes(plan: QueryPlan, cand: Candidates, i: int, client_res: Any) -> t
     if math.isnan(s):
         md = plan.config.missing_date
         out.append(f"undated: store fill weight {plan.fill:.2f} (missing_date={md!r})")
-    elif plan.exclude_future and s > plan.ref:
+    elif plan.is_future(s):
         out.append(f"not yet valid at {format_epoch(plan.ref)} (starts {format_epoch(s)})")
     if plan.mode not in ("range",) and not math.isnan(e) and e <= plan.ref and not math.isnan(s):
         out.append(f"expired on {format_epoch(e)}")

@@ -351,7 +351,8 @@ class PgVectorStore:
         params: dict[str, Any] = {"q": qvec, "sq": svec}
         where = ["TRUE"]
         if plan.exclude_future:
-            where.append(f"(t_start IS NULL OR t_start <= {_f(plan.ref)})")
+            op = "<" if plan.half_open else "<="
+            where.append(f"(t_start IS NULL OR t_start {op} {_f(plan.ref)})")
         if plan.drop_undated:
             where.append("t_start IS NOT NULL")
         flt = " AND ".join(where)

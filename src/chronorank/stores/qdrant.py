@@ -350,7 +350,7 @@ class QdrantStore:
         must_not: list[Any] = []
         if plan.exclude_future:
             must.append(m.Filter(should=[
-                m.FieldCondition(key="_start", range=m.Range(lte=plan.ref)),
+                m.FieldCondition(key="_start", range=m.Range(lt=plan.ref) if plan.half_open else m.Range(lte=plan.ref)),
                 m.IsEmptyCondition(is_empty=m.PayloadField(key="_start")),
             ]))
         if plan.drop_undated:
