@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -183,10 +183,33 @@ class TemporalReranker:
                 keys = set().union(*items)
             except TypeError:
                 keys = None
-        ids = self._column(items, self.id_field, None, keys)
+        ids: Sequence[Any] | None = None
+        distinct: int | None = None
+        if keys is not None and self.id_field in keys and self.duplicates == "raise":
+            # the duplicate check is the only pass over every id: the ids themselves are
+            # read from the payloads only for the hits that are looked at
+            try:
+                distinct = len(set(map(itemgetter(self.id_field), items)))
+                ids = _FieldColumn(items, self.id_field)
+            except (KeyError, TypeError):
+                distinct = None
+        if ids is None:
+            ids = self._column(items, self.id_field, None, keys)
         if ids is None:
             ids = list(range(n))
-        scores_raw = self._column(items, self.score_field, None, keys)
+        scores_raw: Any = None
+        if keys is not None and self.score_field in keys:
+            # straight into a float array, no intermediate list; anything odd (a missing
+            # field, None, a bool read as 0/1) takes the general path below instead
+            try:
+                fast = np.fromiter(map(itemgetter(self.score_field), items), dtype=np.float64, count=n)
+                sus = np.flatnonzero((fast == 0.0) | (fast == 1.0))
+                if not (sus.size and any(type(items[i][self.score_field]) is bool for i in sus.tolist())):
+                    scores_raw = fast
+            except (KeyError, TypeError, ValueError, OverflowError):
+                pass
+        if scores_raw is None:
+            scores_raw = self._column(items, self.score_field, None, keys)
         if scores_raw is None:
             raise InvalidInput(
                 f"candidates have no {self.score_field!r} field; pass score_field='...' naming "
@@ -200,9 +223,9 @@ class TemporalReranker:
             from chronorank.validity import group_codes, resolve_group_keys
 
             groups = group_codes(resolve_group_keys(items, self.group_key))
-        return self.rerank_columns(
+        return self._rerank(
             query, scores_raw, dates if dates is not None else [None] * n, ids=ids, payloads=items,
-            top_k=top_k, now=now, valid_from=vf, valid_to=vt, groups=groups,
+            top_k=top_k, now=now, valid_from=vf, valid_to=vt, groups=groups, distinct=distinct,
         )
 
     def rerank_columns(
@@ -220,6 +243,26 @@ class TemporalReranker:
         groups: Any = None,
     ) -> Ranking:
         """Rerank columns: similarity scores and times (epoch seconds or anything parseable)."""
+        return self._rerank(
+            query, scores, times, ids=ids, payloads=payloads, top_k=top_k, now=now,
+            valid_from=valid_from, valid_to=valid_to, groups=groups,
+        )
+
+    def _rerank(
+        self,
+        query: str,
+        scores: Any,
+        times: Any,
+        *,
+        ids: Sequence[Any] | None,
+        payloads: Sequence[Any] | None,
+        top_k: int | None,
+        now: Any,
+        valid_from: Any,
+        valid_to: Any,
+        groups: Any,
+        distinct: int | None = None,
+    ) -> Ranking:
         from chronorank.timeparse import resolve_now
 
         now_s = resolve_now(now)
@@ -234,7 +277,8 @@ class TemporalReranker:
         elif len(ids) != n:
             raise InvalidInput(f"got {n} scores but {len(ids)} ids")
         try:
-            distinct = len(set(ids)) if self.duplicates == "raise" and n and not positional else n
+            if distinct is None:  # (the dict path counted them already)
+                distinct = len(set(ids)) if self.duplicates == "raise" and n and not positional else n
         except TypeError:
             bad_id = next(i for i in ids if not _hashable(i))
             raise InvalidInput(
@@ -377,6 +421,30 @@ class TemporalReranker:
         if all(v is _MISSING for v in out):
             return None
         return [default if v is _MISSING else v for v in out]
+
+
+class _FieldColumn(Sequence[Any]):
+    """One field of a list of dicts, read on access (every dict is known to have it)."""
+
+    __slots__ = ("items", "name")
+
+    def __init__(self, items: Sequence[Mapping[str, Any]], name: str) -> None:
+        self.items = items
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [it[self.name] for it in self.items[i]]
+        return self.items[i][self.name]
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(itemgetter(self.name), self.items)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 class _Missing:

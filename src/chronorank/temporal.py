@@ -282,7 +282,7 @@ class Geometry:
     successor: np.ndarray
     kernel_age: np.ndarray
     display_age: np.ndarray
-    multiplier: np.ndarray
+    multiplier: np.ndarray | float  # 1.0 when nothing scales the weights
     expired: np.ndarray
     not_yet_valid: np.ndarray
     undated: np.ndarray
@@ -300,10 +300,17 @@ class Geometry:
 
     def weights(self, kernel: Any) -> np.ndarray:
         """Decay weight per candidate under ``kernel`` (NaN where undated)."""
+        factor = self.age_factor(kernel)
         with np.errstate(invalid="ignore"):
-            w = np.asarray(kernel(self.kernel_age * self.age_factor(kernel)), dtype=np.float64)
-            w = w * self.multiplier
-        return np.where(self.not_yet_valid, 0.0, w)
+            w = np.asarray(kernel(self.kernel_age * factor if factor != 1.0 else self.kernel_age), dtype=np.float64)
+            if self.has_multiplier:
+                w = w * self.multiplier
+        return np.where(self.not_yet_valid, 0.0, w) if self.not_yet_valid.any() else w
+
+    @property
+    def has_multiplier(self) -> bool:
+        m = self.multiplier
+        return not (isinstance(m, float) and m == 1.0)
 
 
 def temporal_geometry(
@@ -323,9 +330,16 @@ def temporal_geometry(
     t = times
     n = t.shape[0]
     start = t if valid_from is None else np.where(np.isnan(valid_from), t, valid_from)
-    explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
-    chains = build_chains(start, groups)
-    end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
+    # without validity ends or chains nothing can expire: skip that work (the common case)
+    ends = valid_to is not None or groups is not None
+    if ends:
+        explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
+        chains = build_chains(start, groups)
+        end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
+        successor = chains.successor
+    else:
+        end = np.full(n, np.nan)
+        successor = np.full(n, -1, dtype=np.int64)
 
     mode = intent.mode if intent is not None else "recent"
     sens = intent.time_sensitivity if intent is not None else 1.0
@@ -335,7 +349,7 @@ def temporal_geometry(
     undated = np.isnan(start)
     nyv = np.zeros(n, dtype=bool)
     expired = np.zeros(n, dtype=bool)
-    mult = np.ones(n)
+    mult: np.ndarray | float = 1.0
     span: float | None = None
     with np.errstate(invalid="ignore"):
         if mode == "range" and target is not None:
@@ -371,18 +385,22 @@ def temporal_geometry(
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
                 anchor = competitive_anchor(sim, np.where(future, np.nan, start), ref, cfg.relative_recency)
-            expired = ~np.isnan(end) & (end <= ref) & ~undated
-            base = np.where(expired, end, start)
+            if ends:
+                expired = ~np.isnan(end) & (end <= ref) & ~undated
+                base = np.where(expired, end, start)
+                mult = np.where(expired, cfg.expired_factor, 1.0)
+                # ages shown to users are measured from the reference time, not the anchor
+                display_age = np.where(future, (ref - start) / DAY, (ref - base) / DAY)
+            else:
+                base = start
+                display_age = (ref - start) / DAY
             age = (anchor - base) / DAY
             if cfg.future == "symmetric" and mode == "recent":
                 age = np.where(future, (start - ref) / DAY, age)
             kernel_age = np.maximum(age, 0.0)
-            mult = np.where(expired, cfg.expired_factor, 1.0)
-            # ages shown to users are measured from the reference time, not the anchor
-            display_age = np.where(future, (ref - start) / DAY, (ref - base) / DAY)
     return Geometry(
         mode=mode, sensitivity=sensitivity, reference_time=float(ref), anchor=anchor,
-        start=start, end=end, successor=chains.successor, kernel_age=kernel_age,
+        start=start, end=end, successor=successor, kernel_age=kernel_age,
         display_age=np.asarray(display_age, dtype=np.float64), multiplier=mult,
         expired=expired, not_yet_valid=nyv, undated=undated,
         range_span_days=span, range_scale=cfg.range_scale,

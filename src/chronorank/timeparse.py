@@ -869,26 +869,33 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         raw = joined.encode("ascii")
     except UnicodeEncodeError:
         return None
-    b = np.frombuffer(raw, dtype=np.uint8).reshape(n, 10)
-    if not ((b[:, 4] == 45) & (b[:, 7] == 45)).all():
+    # digits - '0' (wrapping below '0'), '-' - '-': every cell must be <= its limit (9 or 0)
+    d = np.frombuffer(raw, dtype=np.uint8).reshape(n, 10) - _ISO_TEMPLATE
+    if not (d <= _ISO_LIMIT).all():
         return None
-    digits = b - np.uint8(_ZERO)  # wraps below '0', so one <= 9 test checks every column
-    if not (digits[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9).all():
-        return None
-    d = digits.astype(np.int32)
-    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
-    month = d[:, 5] * 10 + d[:, 6]
-    day = d[:, 8] * 10 + d[:, 9]
-    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    ymd = (d.astype(np.float32) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
+    year, month, day = ymd[:, 0], ymd[:, 1], ymd[:, 2]
     if not ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)).all():
         return None
-    if not (day <= _DIM_VEC[month] + ((month == 2) & leap)).all():
+    leap = _LEAP_OF_YEAR[year]
+    if not (day <= _DIM_LEAP[leap, month]).all():
         return None
-    start = (_days_from_civil_vec(year.astype(np.int64), month.astype(np.int64), day.astype(np.int64))
-             * 86400).astype(np.float64)
-    out = _anchor_values(start, start + 86400.0, anchor)
-    ok = (start * 1e6 >= _MIN_US) & (start * 1e6 < _MAX_US)
-    return out if ok.all() else np.where(ok, out, np.nan)
+    days = _DAY_OF_YEAR_START[year] + _DAYS_BEFORE_MONTH[month] + (leap & (month > 2)) + day - 1
+    start = (days * 86400).astype(np.float64)
+    return _anchor_values(start, start + 86400.0, anchor)
+
+
+_ISO_TEMPLATE = np.frombuffer(b"0000-00-00", dtype=np.uint8)
+_ISO_LIMIT = np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8)
+_ISO_WEIGHTS = np.zeros((10, 3), dtype=np.float32)
+_ISO_WEIGHTS[[0, 1, 2, 3], 0] = (1000, 100, 10, 1)
+_ISO_WEIGHTS[[5, 6], 1] = (10, 1)
+_ISO_WEIGHTS[[8, 9], 2] = (10, 1)
+_YEARS = np.arange(10000, dtype=np.int64)
+_LEAP_OF_YEAR = ((_YEARS % 4 == 0) & ((_YEARS % 100 != 0) | (_YEARS % 400 == 0))).astype(np.int64)
+_DAY_OF_YEAR_START = _days_from_civil_vec(np.maximum(_YEARS, 1), np.ones_like(_YEARS), np.ones_like(_YEARS))
+_DAYS_BEFORE_MONTH = np.array([0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334], dtype=np.int64)
+_DIM_LEAP = np.array([_DIM_VEC, _DIM_VEC + (np.arange(13) == 2)], dtype=np.int64)
 
 
 _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident

@@ -263,7 +263,13 @@ class Ranking(Sequence[Hit]):
         score = self.score if pool is None else self.score[pool]
         n = score.shape[0]
         if m < n // 8:
-            if m > 0:
+            if m > 0 and n > 4096 and m <= 64:
+                # the m-th best of a strided sample is at most the m-th best of all, so every
+                # candidate at or above it is a superset of the top m (~m x n/1024 of them)
+                sample = score[:: n // 1024]
+                kth = np.partition(sample, sample.shape[0] - m)[sample.shape[0] - m]
+                part = np.flatnonzero(score >= kth)
+            elif m > 0:
                 # the m-th best score, then every candidate at or above it (ties keep input order)
                 kth = score[np.argpartition(score, n - m)[n - m]]
                 part = np.flatnonzero(score >= kth)
@@ -284,15 +290,34 @@ class Ranking(Sequence[Hit]):
             self._prefix = self._top(min(want, self._limit))
         return int(self._prefix[pos])
 
-    def _hit(self, pos: int) -> Hit:
-        i = self._position(pos)
+    def _ranks_of(self, rows: list[int]) -> list[int]:
+        """``_rank_of`` for several rows in one pass over the similarities."""
+        if self._rank_before is not None or self._lookups + len(rows) > 32 or not rows:
+            return [self._rank_of(i) for i in rows]
+        self._lookups += len(rows)
+        s = self.similarity
+        r = np.asarray(rows, dtype=np.int64)
+        v = s[r]
+        # only similarities >= the smallest asked-for one matter; usually few (the hits)
+        near = np.flatnonzero(s >= v.min())
+        if near.shape[0] * r.shape[0] > 1 << 18:
+            return [self._rank_of(i) for i in rows]
+        cs = s[near]
+        above = np.count_nonzero(cs[None, :] > v[:, None], axis=1)
+        # equal similarity: earlier input position ranks first
+        tied = np.count_nonzero((cs[None, :] == v[:, None]) & (near[None, :] < r[:, None]), axis=1)
+        return (above + tied + 1).tolist()
+
+    def _hit(self, pos: int, i: int | None = None, rank: int | None = None) -> Hit:
+        if i is None:
+            i = self._position(pos)
         return Hit(
             id=self.ids[i],
             score=float(self.score[i]),
             similarity=float(self.similarity[i]),
             decay=float(self.decay[i]),
             age_days=float(self.age_days[i]),
-            rank_before=self._rank_of(i),
+            rank_before=self._rank_of(i) if rank is None else rank,
             rank_after=pos + 1,
             time=float(self.time[i]),
             payload=None if self.payloads is None else self.payloads[i],
@@ -306,7 +331,10 @@ class Ranking(Sequence[Hit]):
     def __getitem__(self, index: slice) -> list[Hit]: ...
     def __getitem__(self, index: int | slice) -> Hit | list[Hit]:
         if isinstance(index, slice):
-            return [self._hit(p) for p in range(*index.indices(len(self)))]
+            positions = range(*index.indices(len(self)))
+            rows = [self._position(p) for p in positions]
+            ranks = self._ranks_of(rows)
+            return [self._hit(p, i, r) for p, i, r in zip(positions, rows, ranks)]
         n = len(self)
         if index < 0:
             index += n

@@ -322,3 +322,35 @@ def test_range_slope_puts_the_newest_in_range_first_and_keeps_outsiders_below():
     by_id = {h.id: h for h in ranking}
     assert by_id["jan"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-01-10")) / (365 * DAY))
     assert by_id["next-jan"].decay < 0.8  # outside: (1 - slope) x the kernel's weight
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1).map(lambda x: round(x, 1)), min_size=1, max_size=5000), st.integers(0, 40))
+def test_top_hits_agree_with_a_full_sort(sims, k):
+    """The sampled top-k cut and the batched rank-before agree with sorting everything."""
+    n = len(sims)
+    rng = np.random.default_rng(n)
+    docs = [{"id": f"d{i}", "score": s, "date": f"20{10 + i % 15}-0{1 + i % 9}-1{i % 9}"} for i, s in enumerate(sims)]
+    rng.shuffle(docs)
+    ranking = TemporalReranker(gate=0.7).rerank("q", docs, now=NOW)
+    full = ranking.rank_before  # (a fresh ranking below, so the lazy paths run)
+    again = TemporalReranker(gate=0.7).rerank("q", docs, now=NOW)
+    hits = again[:k]
+    order = np.argsort(-again.score, kind="stable")[: min(k, n)]
+    assert [h.id for h in hits] == [docs[i]["id"] for i in order]
+    assert [h.rank_before for h in hits] == [int(full[i]) for i in order]
+    assert list(again.ids) == [d["id"] for d in docs]
+
+
+@pytest.mark.parametrize("n", [5000, 20000])
+def test_top_hits_agree_with_a_full_sort_on_large_inputs(n):
+    rng = np.random.default_rng(n)
+    sims = np.round(rng.random(n), 2)  # many ties
+    days = rng.integers(0, 3000, n)
+    docs = [{"id": f"d{i}", "score": float(sims[i]), "date": float(NOW_S - days[i] * DAY)} for i in range(n)]
+    ranking = TemporalReranker(gate=0.7).rerank("q", docs, now=NOW)
+    full = TemporalReranker(gate=0.7).rerank("q", docs, now=NOW).rank_before
+    order = np.argsort(-ranking.score, kind="stable")[:25]
+    hits = ranking[:25]
+    assert [h.id for h in hits] == [f"d{i}" for i in order]
+    assert [h.rank_before for h in hits] == [int(full[i]) for i in order]

@@ -66,6 +66,8 @@ STATE_CASES: list[dict[str, Any]] = [
     {"docset": "releases", "kernel": "weibull", "combine": "rrf", "query": "what changed in pytest 8.3.0"},
     {"docset": "releases", "kernel": "power_law", "as_of": "2023-03-01", "query": "flask release notes", "versions": False},
     {"docset": "releases", "kernel": "exponential", "use_intent": False, "query": "explain how fixtures work"},
+    # the day after the as-of date holds a release (2.34.2, 14 May): not yet valid on the 13th
+    {"docset": "releases", "query": "what was the newest requests release as of May 13, 2026"},
 ]
 
 INTENT_QUERIES = [
@@ -320,3 +322,11 @@ def test_controls_reorder_the_ranking(page: Any) -> None:
     chips = page.find_element("id", "intent").text
     assert "range" in chips and "2023-01-01" in chips
     page.execute_script("window.chronorank.setState(window.chronorank.defaults());")
+
+
+@pytest.mark.browser
+def test_as_of_a_day_is_half_open_on_the_page(page: Any) -> None:
+    res = page.execute_script("return window.chronorank.rank(arguments[0]);", STATE_CASES[-1])
+    by_id = {r["id"]: r for r in res["rows"] + res["excluded"]}
+    assert by_id["requests@2.34.2"]["decay"] == 0.0  # dated 14 May, the as-of day is 13 May
+    assert by_id["requests@2.34.1"]["decay"] > 0.0

@@ -16,9 +16,10 @@ Fusion of the two similarity signals over all documents:
   and keyword scores on one scale: +0.02-0.03 nDCG@10 on reworded changelog queries, -0.004
   on the release corpus; embedded index only). ``lead`` is BM25 over each document's lead:
   its first sentence or line (a title, a release header), at most ``lead_tokens`` terms,
-  with each query term weighted by the *whole documents'* idf (BM25F-style: a word that is
-  rare in opening lines but common in the corpus, such as "release", must not outweigh the
-  query's subject). It favours documents *about* the subject over ones that mention it in
+  with each query term weighted by the *whole documents'* plain idf (BM25F-style: a word that
+  is rare in opening lines but common in the corpus, such as "release", must not outweigh the
+  query's subject; and without ``idf_power``, so "httpx 0.7.0" prefers the title naming both
+  over "requests 0.7.0"). It favours documents *about* the subject over ones that mention it in
   passing (a vendoring note in pip's changelog that names requests). Weight 0.5 by default:
   on the changelog set, against 0.1 over the first 3 terms with the lead's own idf, latest
   0.858 -> 0.960, reworded latest 0.766 -> 0.942, reworded as_of_date 0.845 -> 0.945, the

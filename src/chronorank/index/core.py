@@ -435,11 +435,13 @@ class TemporalIndex:
             if cfg.lead_weight > 0 and len(snap) and q_ids:
                 # BM25F-style: the lead field's own idf would make a word rare in opening
                 # lines but common in the corpus ("release") outweigh the query's subject,
-                # so its terms are weighted by the whole documents' idf instead
+                # so its terms are weighted by the whole documents' idf instead -- plain, not
+                # raised to idf_power, so a title naming both the project and the version
+                # beats one naming only the (rarer) version
                 body = snap.bm25(self.k1, self.b)
                 uniq, counts = np.unique(np.asarray(q_ids, dtype=np.int64), return_counts=True)
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
-                w = counts * np.power(body.idf(uniq), 1.0 + cfg.idf_power) / np.maximum(lead.idf(uniq), 1e-12)
+                w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
             elif cfg.lead_weight > 0:
                 out["lead"] = np.zeros(len(snap), dtype=np.float32)
