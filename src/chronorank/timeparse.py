@@ -869,33 +869,43 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         raw = joined.encode("ascii")
     except UnicodeEncodeError:
         return None
-    # digits - '0' (wrapping below '0'), '-' - '-': every cell must be <= its limit (9 or 0)
-    d = np.frombuffer(raw, dtype=np.uint8).reshape(n, 10) - _ISO_TEMPLATE
-    if not (d <= _ISO_LIMIT).all():
-        return None
-    ymd = (d.astype(np.float32) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
+    flat = np.frombuffer(raw, dtype=np.uint8)
+    digits = np.empty(flat.shape[0], dtype=np.float32)
+    block = _ISO_ROWS * 10
+    for a in range(0, flat.shape[0], block):  # flat ops against a tiled template: fast
+        chunk = flat[a : a + block]
+        m = chunk.shape[0]
+        # digit - '0' wraps below '0'; '-' - '-' is 0: every cell must be <= its limit
+        d = chunk - _ISO_TEMPLATE[:m]
+        if not (d <= _ISO_LIMIT[:m]).all():
+            return None
+        digits[a : a + m] = d
+    ymd = (digits.reshape(n, 10) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
     year, month, day = ymd[:, 0], ymd[:, 1], ymd[:, 2]
-    if not ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)).all():
+    code = _YEAR_CODE[year]  # 0 common, 1 leap, 2 year 0 (no such year: months of 0 days)
+    if not ((day - 1).astype(np.uint64) < _MONTH_DAYS[code, month]).all():
         return None
-    leap = _LEAP_OF_YEAR[year]
-    if not (day <= _DIM_LEAP[leap, month]).all():
-        return None
-    days = _DAY_OF_YEAR_START[year] + _DAYS_BEFORE_MONTH[month] + (leap & (month > 2)) + day - 1
-    start = (days * 86400).astype(np.float64)
+    start = ((_YEAR_START[year] + _DAYS_BEFORE[code, month] + day - 1) * 86400).astype(np.float64)
     return _anchor_values(start, start + 86400.0, anchor)
 
 
-_ISO_TEMPLATE = np.frombuffer(b"0000-00-00", dtype=np.uint8)
-_ISO_LIMIT = np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8)
+_ISO_ROWS = 8192
+_ISO_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00", dtype=np.uint8), _ISO_ROWS)
+_ISO_LIMIT = np.tile(np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8), _ISO_ROWS)
 _ISO_WEIGHTS = np.zeros((10, 3), dtype=np.float32)
 _ISO_WEIGHTS[[0, 1, 2, 3], 0] = (1000, 100, 10, 1)
 _ISO_WEIGHTS[[5, 6], 1] = (10, 1)
 _ISO_WEIGHTS[[8, 9], 2] = (10, 1)
 _YEARS = np.arange(10000, dtype=np.int64)
-_LEAP_OF_YEAR = ((_YEARS % 4 == 0) & ((_YEARS % 100 != 0) | (_YEARS % 400 == 0))).astype(np.int64)
-_DAY_OF_YEAR_START = _days_from_civil_vec(np.maximum(_YEARS, 1), np.ones_like(_YEARS), np.ones_like(_YEARS))
-_DAYS_BEFORE_MONTH = np.array([0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334], dtype=np.int64)
-_DIM_LEAP = np.array([_DIM_VEC, _DIM_VEC + (np.arange(13) == 2)], dtype=np.int64)
+_YEAR_CODE = ((_YEARS % 4 == 0) & ((_YEARS % 100 != 0) | (_YEARS % 400 == 0))).astype(np.int64)
+_YEAR_CODE[0] = 2
+_YEAR_START = _days_from_civil_vec(np.maximum(_YEARS, 1), np.ones_like(_YEARS), np.ones_like(_YEARS))
+_MONTH_DAYS = np.zeros((3, 100), dtype=np.uint64)  # indexed by two digits: 13-99 have no days
+_MONTH_DAYS[0, 1:13] = _DIM_VEC[1:13]
+_MONTH_DAYS[1, 1:13] = _DIM_VEC[1:13] + (np.arange(1, 13) == 2)
+_DAYS_BEFORE = np.zeros((3, 100), dtype=np.int64)
+_DAYS_BEFORE[0, 1:13] = np.cumsum(_DIM_VEC[:12])
+_DAYS_BEFORE[1, 1:13] = _DAYS_BEFORE[0, 1:13] + (np.arange(1, 13) > 2)
 
 
 _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
