@@ -230,7 +230,7 @@ def test_lead_is_the_first_sentence_weighted_by_the_corpus_idf():
     from chronorank.index.core import lead_lengths
 
     assert lead_lengths(["marshmallow 3.23.0. Features: typing", "Pricing\nPro plan: 25 dollars"]).tolist() == [
-        len(analyze("marshmallow 3.23.0")), len(analyze("Pricing"))]
+        len(analyze("marshmallow 3.23.0", prefixes=True)), len(analyze("Pricing"))]
     filler = [{"id": f"pip@{i}", "text": f"pip {i}.0. This release vendors a newer release of urllib3.",
                "date": "2026-01-01"} for i in range(20, 28)]
     docs = filler + [
@@ -260,3 +260,26 @@ def test_lead_lengths_follow_upserts_and_deletes(small):
     assert snap.lead_len is not None
     assert snap.lead_len.tolist() == lead_lengths(r["text"] for r in snap.records).tolist()
     assert small.search("urllib3", k=1, now=NOW)[0].id == "new"
+
+
+def test_version_series_queries():
+    assert analyze("werkzeug 2.3.0", prefixes=True) == ["werkzeug", "2.3.0", "2.3.*", "2.3"]
+    assert analyze("v2.3.1", prefixes=True) == ["2.3.1", "2.3.*"]
+    assert analyze("werkzeug 2.3", series=True) == ["werkzeug", "2.3", "2.3.*"]
+    assert analyze("werkzeug 2.3") == ["werkzeug", "2.3"]  # plain analysis is unchanged
+    docs = [
+        {"id": "werkzeug@2.2.3", "text": "werkzeug 2.2.3. Fix a bug in the router.", "date": "2023-02-14"},
+        {"id": "werkzeug@2.3.0", "text": "werkzeug 2.3.0. Drop Python 3.7, new router.", "date": "2023-04-25"},
+        {"id": "werkzeug@2.3.1", "text": "werkzeug 2.3.1. Fix a regression in the router.", "date": "2023-04-27"},
+        {"id": "click@2.3", "text": "click 2.3. New option parsing.", "date": "2014-08-01"},
+        {"id": "pip@23.1", "text": "pip 23.1. Remove legacy install.", "date": "2023-04-15"},
+        {"id": "pip@23.1.2", "text": "pip 23.1.2. Fix a crash.", "date": "2023-04-26"},
+        {"id": "attrs@23.1.0", "text": "attrs 23.1.0. Python 3.11 support.", "date": "2023-04-16"},
+    ]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs)
+    series = [h.id for h in idx.search("werkzeug 2.3 changelog", k=7, now=NOW)]
+    assert series[0] == "werkzeug@2.3.0"  # "2.3" is 2.3.0
+    assert series.index("werkzeug@2.3.1") < series.index("werkzeug@2.2.3")  # in the series
+    assert idx.search("what changed in werkzeug 2.3.1", k=1, now=NOW)[0].id == "werkzeug@2.3.1"
+    assert idx.search("pip 23.1 notes", k=1, now=NOW)[0].id == "pip@23.1"  # the exact name wins

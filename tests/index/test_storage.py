@@ -139,3 +139,16 @@ def test_user_vectors_need_an_embedder_or_vector_after_load(tmp_path):
     assert loaded.search("x", vector=[0, 1], now=NOW)[0].id == "b"
     with pytest.raises(InvalidInput, match="vector="):
         loaded.search("beta", now=NOW)
+
+
+def test_an_index_saved_by_another_analyzer_is_reanalysed_on_load(saved, monkeypatch):
+    import chronorank.index.storage as storage
+
+    idx, path = saved
+    assert read_manifest(path)[1]["analyzer"] == storage.ANALYZER_VERSION
+    monkeypatch.setattr(storage, "ANALYZER_VERSION", storage.ANALYZER_VERSION + 1)
+    loaded = TemporalIndex.load(path)
+    # rebuilt from the stored texts: the same terms, so the same ranking
+    assert loaded._snap.term_ids.tolist() == idx._snap.term_ids.tolist()
+    assert _results(loaded) == _results(idx)
+    assert loaded.search("proj 1.3", k=1, now=NOW)[0].id == "proj@1.3"

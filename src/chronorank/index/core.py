@@ -216,7 +216,7 @@ class TemporalIndex:
             new_vecs = self._vectors_for(old, records, given)
             from chronorank.index.text import analyze_many
 
-            terms = analyze_many(r["text"] for r in records)
+            terms = analyze_many((r["text"] for r in records), prefixes=True)
             t_ids, t_ptr = encode_terms(terms, self._vocab)
             n_terms = len(self._vocab)
             keep = np.ones(len(old), dtype=bool)
@@ -426,20 +426,25 @@ class TemporalIndex:
             qv = np.ascontiguousarray(q, dtype=np.float32)
             out["dense"] = snap.vectors @ qv if rows is None else snap.vectors[rows] @ qv
         if cfg.keyword_weight > 0:
-            from chronorank.index.text import analyze
+            from chronorank.index.text import SERIES, SERIES_WEIGHT, analyze
 
             vocab = self._vocab
-            q_ids = [vocab[t] for t in analyze(topical) if t in vocab]
-            q_ids = [t for t in q_ids if t < snap.n_terms]
-            out["bm25"] = snap.bm25(self.k1, self.b).scores(q_ids, idf_power=cfg.idf_power)
+            terms = [t for t in analyze(topical, series=True) if t in vocab and vocab[t] < snap.n_terms]
+            q_ids = [vocab[t] for t in terms]
+            # repeats add up; a version-series term ("2.3.*") counts SERIES_WEIGHT
+            tw: dict[int, float] = {}
+            for t, i in zip(terms, q_ids):
+                tw[i] = tw.get(i, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
+            uniq = np.array(sorted(tw), dtype=np.int64)  # Bm25Matrix.scores: sorted unique ids
+            counts = np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
+            body = snap.bm25(self.k1, self.b)
+            out["bm25"] = body.scores(uniq, weights=counts, idf_power=cfg.idf_power)
             if cfg.lead_weight > 0 and len(snap) and q_ids:
                 # BM25F-style: the lead field's own idf would make a word rare in opening
                 # lines but common in the corpus ("release") outweigh the query's subject,
                 # so its terms are weighted by the whole documents' idf instead -- plain, not
                 # raised to idf_power, so a title naming both the project and the version
                 # beats one naming only the (rarer) version
-                body = snap.bm25(self.k1, self.b)
-                uniq, counts = np.unique(np.asarray(q_ids, dtype=np.int64), return_counts=True)
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
@@ -676,7 +681,7 @@ def lead_lengths(texts: Iterable[str], scan: int = 400) -> np.ndarray:
     for text in texts:
         m = _SENTENCE_END.search(text, 0, scan)
         heads.append(text[: m.start()] if m else text[:scan])
-    return np.fromiter((len(t) for t in analyze_many(heads)), dtype=np.int64, count=len(heads))
+    return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 
 def _decay_times(times: np.ndarray, field: str) -> np.ndarray:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import CorruptIndex, InvalidInput
+from chronorank.index.text import ANALYZER_VERSION
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -152,6 +153,7 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
             "embedder": None if emb is None else {"name": emb.name, "dim": emb.dim},
             "config": index.config.spec(),
             "bm25": {"k1": index.k1, "b": index.b, "method": "lucene"},
+            "analyzer": ANALYZER_VERSION,
             "group_key": index.group_key if isinstance(index.group_key, str) else None,
             "bad_dates": index.bad_dates,
             "files": {},
@@ -311,10 +313,21 @@ def load_index(
     for ok, name in checks:
         if not ok:
             raise _corrupt(root, f"{name} does not match the manifest's shape")
-    snap = _Snapshot(
-        records=records, vectors=vectors, times=times, term_ids=arr("term_ids.npy"),
-        term_ptr=term_ptr, n_terms=len(vocab_list), groups=None, bm25=bm,
-    )
+    if man.get("analyzer", 1) != ANALYZER_VERSION:
+        # saved by a chronorank that analysed text differently: the records hold the texts,
+        # so the keyword side is rebuilt here (the files on disk are left as they are)
+        from chronorank.index.bm25 import encode_terms
+        from chronorank.index.text import analyze_many
+
+        idx._vocab = {}
+        t_ids, t_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
+        snap = _Snapshot(records=records, vectors=vectors, times=times, term_ids=t_ids,
+                         term_ptr=t_ptr, n_terms=len(idx._vocab), groups=None)
+    else:
+        snap = _Snapshot(
+            records=records, vectors=vectors, times=times, term_ids=arr("term_ids.npy"),
+            term_ptr=term_ptr, n_terms=len(vocab_list), groups=None, bm25=bm,
+        )
     snap.groups = idx._group_codes(records)
     idx._snap = snap
     return idx

@@ -5,7 +5,11 @@ Rules (the same for documents and queries):
 - lower-case; a token is a run of letters/digits joined by ``.``, ``_``, ``-`` or ``+``;
 - a version-like token (starts with a digit, or ``v`` + digit, and contains a dot) is kept
   whole without the ``v``: ``v2.3.1`` and ``2.3.1`` both give ``2.3.1``, so "X 2.3.1
-  changelog" matches exactly and ``2.3.10`` does not match ``2.3.1``;
+  changelog" matches exactly and ``2.3.10`` does not match ``2.3.1``. Documents
+  (``prefixes=True``) also give the series it belongs to (``2.3.*``) and, for ``2.3.0``,
+  the short name ``2.3``; queries
+  (``series=True``) the series it names (``2.3`` -> ``2.3.*``), weighed at ``SERIES_WEIGHT``:
+  "X 2.3" prefers a release literally named 2.3, else finds the 2.3.x releases;
 - any other compound (``scikit-learn``, ``send_json``, ``aiohttp.web``) gives the whole
   compound and its parts, so ``learn`` and ``scikit-learn`` both match;
 - English stop words are dropped; alphabetic terms are stemmed with the Snowball English
@@ -21,7 +25,14 @@ from typing import Any
 
 from chronorank.errors import require
 
-__all__ = ["analyze", "analyze_many", "STOPWORDS"]
+__all__ = ["analyze", "analyze_many", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
+
+#: Bumped whenever documents analyse differently; an index saved under another version is
+#: re-analysed from its stored texts when loaded (chronorank.index.storage).
+ANALYZER_VERSION = 2
+
+SERIES = ".*"  # suffix of a version-series term ("2.3.*"); the tokenizer never produces it
+SERIES_WEIGHT = 0.3  # a series match counts less than the exact version
 
 _TOKEN = re.compile(r"[^\W_]+(?:[._\-+][^\W_]+)*", re.UNICODE)
 _SPLIT = re.compile(r"[._\-+]")
@@ -53,13 +64,23 @@ def _get_stemmer() -> Any:
     return _stemmer
 
 
-def _raw_terms(text: str) -> list[str]:
+def _raw_terms(text: str, prefixes: bool = False, series: bool = False) -> list[str]:
     out: list[str] = []
     for m in _TOKEN.finditer(text.lower()):
         tok = m.group(0)
         vm = _VERSION.fullmatch(tok)
         if vm is not None:
-            out.append(vm.group(1))
+            v = vm.group(1)
+            out.append(v)
+            if prefixes:  # documents: "1.2.3" is in the "1.2" series; "1.2.0" is also "1.2"
+                parts = v.split(".")
+                out.extend(".".join(parts[:k]) + SERIES for k in range(len(parts) - 1, 1, -1))
+                k = len(parts)
+                while k > 2 and parts[k - 1] == "0":
+                    k -= 1
+                    out.append(".".join(parts[:k]))
+            elif series:  # queries: "1.2" also asks for the 1.2 series
+                out.append(v + SERIES)
             continue
         if _SPLIT.search(tok):
             out.append(tok)
@@ -69,18 +90,18 @@ def _raw_terms(text: str) -> list[str]:
     return [t for t in out if t not in STOPWORDS and not (len(t) == 1 and t.isalpha())]
 
 
-def analyze(text: str, *, stem: bool = True) -> list[str]:
+def analyze(text: str, *, stem: bool = True, prefixes: bool = False, series: bool = False) -> list[str]:
     """Index terms of one text (see the module docstring for the rules)."""
-    terms = _raw_terms(text)
+    terms = _raw_terms(text, prefixes, series)
     if stem and terms:
         stemmer = _get_stemmer()
         return [stemmer.stemWord(t) if t.isalpha() else t for t in terms]
     return terms
 
 
-def analyze_many(texts: Iterable[str], *, stem: bool = True) -> list[list[str]]:
+def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = False) -> list[list[str]]:
     """``analyze`` over many texts; stems each distinct word once."""
-    raw = [_raw_terms(t) for t in texts]
+    raw = [_raw_terms(t, prefixes) for t in texts]
     if not stem:
         return raw
     stemmer = _get_stemmer()

@@ -266,7 +266,7 @@ def prepare_docs(
     if need_terms and n:
         from chronorank.index.text import analyze_many
 
-        for i, toks in enumerate(analyze_many(r["text"] for r in records)):
+        for i, toks in enumerate(analyze_many((r["text"] for r in records), prefixes=True)):
             terms.append(Counter(term_id(tk) for tk in toks))
             lengths[i] = len(toks)
     return PreparedDocs(
@@ -370,10 +370,16 @@ def term_id(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) % 999_999_937
 
 
-def query_terms(text: str) -> Counter[int]:
-    from chronorank.index.text import analyze
+def query_terms(text: str) -> dict[int, float]:
+    """Sparse query weights: repeats add up, a version-series term counts ``SERIES_WEIGHT``
+    (the embedded index weighs its query terms the same way)."""
+    from chronorank.index.text import SERIES, SERIES_WEIGHT, analyze
 
-    return Counter(term_id(t) for t in analyze(text))
+    out: dict[int, float] = {}
+    for t in analyze(text, series=True):
+        i = term_id(t)
+        out[i] = out.get(i, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
+    return out
 
 
 def bm25_doc_values(counts: Counter[int], length: float, avgdl: float, k1: float, b: float) -> dict[int, float]:

@@ -325,8 +325,8 @@ class QdrantStore:
         q = np.asarray(self.embedder.embed([topical]), dtype=np.float32)
         return as_matrix(q, self.dim, "query embedding")[0].astype(np.float64).tolist()
 
-    def _query_sparse(self, terms: Mapping[int, int], idf_power: float) -> Any:
-        """Query term weights: the count, times idf**idf_power (Qdrant's IDF modifier adds idf)."""
+    def _query_sparse(self, terms: Mapping[int, float], idf_power: float) -> Any:
+        """Query term weights: the count (a version series counts SERIES_WEIGHT), times idf**idf_power (Qdrant's IDF modifier adds idf)."""
         m = _models()
         ids = sorted(terms)
         vals = [float(terms[t]) for t in ids]
