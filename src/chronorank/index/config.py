@@ -23,7 +23,7 @@ Fusion of the two similarity signals over all documents:
   passing (a vendoring note in pip's changelog that names requests). Weight 0.5 by default:
   on the changelog set, against 0.1 over the first 3 terms with the lead's own idf, latest
   0.858 -> 0.960, reworded latest 0.766 -> 0.942, reworded as_of_date 0.845 -> 0.945, the
-  release corpus 0.971 -> 0.997 (benchmarks/validity_quality.py, index_quality.py);
+  release corpus 0.971 -> 0.997 (version series terms, added after, cost latest 0.006) (benchmarks/validity_quality.py, index_quality.py);
 - ``rrf``: weighted reciprocal rank fusion ``sum_s w_s / (k + rank_s)`` (``rrf_k`` = 60),
   divided by its maximum so the temporal layer sees [0, 1] as well.
 
@@ -58,8 +58,8 @@ TIME_FIELDS = ("auto", "date", "updated", "valid_from")
 #: see benchmarks/index_quality.py). Any key can be overridden in the spec.
 #:
 #: Measured with MiniLM int8 (nDCG@10, tdw release / changelogs all; every row keeps the
-#: lead field): default 0.997 / 0.983; blend 0.3/0.7 0.997 / 0.981; rrf(1, 1) 0.376 / 0.759;
-#: BM25 only 1.000 / 0.963; dense only 0.501 / 0.623; no time 0.210 / 0.368.
+#: lead field): default 0.997 / 0.982; blend 0.3/0.7 0.997 / 0.980; rrf(1, 1) 0.376 / 0.762;
+#: BM25 only 1.000 / 0.959; dense only 0.501 / 0.623; no time 0.231 / 0.369.
 #:
 #: ``range_slope=0.2``: inside a period ("in 2023") the newest document comes first (the state
 #: at the period's end), and at equal similarity nothing outside it ranks above its oldest member:
