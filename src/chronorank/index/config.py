@@ -60,8 +60,8 @@ TIME_FIELDS = ("auto", "date", "updated", "valid_from")
 #: see benchmarks/index_quality.py). Any key can be overridden in the spec.
 #:
 #: Measured with MiniLM int8 (nDCG@10, tdw release / changelogs all; every row keeps the
-#: lead field): default 0.997 / 0.982; blend 0.3/0.7 0.997 / 0.980; rrf(1, 1) 0.376 / 0.762;
-#: BM25 only 1.000 / 0.959; dense only 0.501 / 0.623; no time 0.231 / 0.369.
+#: lead field): default 0.997 / 0.985; blend 0.3/0.7 0.997 / 0.984; rrf(1, 1) 0.329 / 0.762;
+#: BM25 only 1.000 / 0.962; dense only 0.463 / 0.624; no time 0.231 / 0.369.
 #:
 #: ``range_slope=0.2``: inside a period ("in 2023") the newest document comes first (the state
 #: at the period's end), and at equal similarity nothing outside it ranks above its oldest member:
