@@ -443,6 +443,13 @@ class _FieldColumn(Sequence[Any]):
     def __iter__(self) -> Iterator[Any]:
         return map(itemgetter(self.name), self.items)
 
+    def __eq__(self, other: object) -> bool:  # compares like the list it stands for
+        if isinstance(other, (list, _FieldColumn)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __repr__(self) -> str:
         return repr(list(self))
 

@@ -354,3 +354,9 @@ def test_top_hits_agree_with_a_full_sort_on_large_inputs(n):
     hits = ranking[:25]
     assert [h.id for h in hits] == [f"d{i}" for i in order]
     assert [h.rank_before for h in hits] == [int(full[i]) for i in order]
+
+
+def test_ids_of_dict_candidates_behave_like_a_list():
+    ranking = TemporalReranker(gate=False).rerank("q", PRICING, now=NOW)
+    assert ranking.ids == ["p2021", "p2023", "p2026"] and list(ranking.ids) == ranking.ids
+    assert ranking.ids[-1] == "p2026" and ranking.ids[:2] == ["p2021", "p2023"] and len(ranking.ids) == 3
