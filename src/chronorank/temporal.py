@@ -7,8 +7,8 @@ fallback all call :func:`apply_temporal`, so they rank identically.
 How a query's intent is applied (T is the reference time):
 
 - ``recent``: T = now; effective strength = strength x time_sensitivity.
-- ``as_of``: T = end of the target (the state *as of* that day/month/year); documents
-  that start after T are not yet valid.
+- ``as_of``: T = end of the target (the state *as of* that day/month/year; now, when the
+  target ends later); documents that start at or after T are not yet valid.
 - ``range``: documents whose start lies inside the target are at distance 0; others are
   decayed by their distance to the interval, with the kernel's half-life rescaled to
   ``range_scale`` x the range's length when the range is bounded. ``range_slope = s``
@@ -372,7 +372,7 @@ def temporal_geometry(
                     mult = np.where(inside, 1.0 - cfg.range_slope * frac, 1.0 - cfg.range_slope)
             anchor: np.ndarray | float = ref
         else:
-            if mode == "as_of" and target is not None and math.isfinite(target.end):
+            if mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now:
                 # the target is half-open [start, end): "as of 30 Dec" ends at 31 Dec 00:00,
                 # and a release dated 31 Dec did not exist yet
                 ref = target.end

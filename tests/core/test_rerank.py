@@ -360,3 +360,11 @@ def test_ids_of_dict_candidates_behave_like_a_list():
     ranking = TemporalReranker(gate=False).rerank("q", PRICING, now=NOW)
     assert ranking.ids == ["p2021", "p2023", "p2026"] and list(ranking.ids) == ranking.ids
     assert ranking.ids[-1] == "p2026" and ranking.ids[:2] == ["p2021", "p2023"] and len(ranking.ids) == 3
+
+
+def test_as_of_a_period_that_ends_later_counts_from_now():
+    target = Interval(epoch("2026-01-01"), epoch("2027-01-01"))  # "the newest ... this year"
+    r = TemporalReranker("exponential(half_life_days=180)", gate=FixedIntent("as_of", target))
+    ranking = r.rerank("q", PRICING, now=NOW)
+    assert ranking.meta["now"] == NOW_S and ranking.ranked_ids[0] == "p2026"
+    assert ranking[0].age_days == pytest.approx((NOW_S - epoch("2026-05-14")) / DAY)

@@ -221,3 +221,20 @@ def test_now_forms_agree() -> None:
     b = parse("last week", now=NOW_S)
     c = parse("last week", now=datetime(2026, 8, 20, 12, tzinfo=timezone.utc))
     assert a.target == b.target == c.target
+
+
+@pytest.mark.parametrize(("query", "end"), [
+    ("latest flask in 2019", t(2020, 1, 1)),
+    ("most recent jinja before July 4 2017", t(2017, 7, 4)),
+    ("back in March 2021, what was the newest httpx", t(2021, 4, 1)),
+    ("последний релиз flask в 2019 году", t(2020, 1, 1)),
+])
+def test_a_superlative_with_a_period_is_as_of_its_end(query: str, end: float) -> None:
+    it = parse(query, now=NOW)
+    assert it.mode == "as_of" and it.target is not None and it.target.end == end
+
+
+@pytest.mark.parametrize("query", ["what changed in flask in 2019", "aiohttp changes last year",
+                                   "what's new in httpx in 2021"])
+def test_a_period_without_a_superlative_stays_a_range(query: str) -> None:
+    assert parse(query, now=NOW).mode == "range"

@@ -87,6 +87,9 @@ INTENT_QUERIES = [
     "how to install flask",
     "What's new in pytest?",
     "flask changes in the year of 2021",
+    "most recent jinja before July 4 2017",
+    "latest flask in 2019",
+    "newest click this year",
 ]
 
 

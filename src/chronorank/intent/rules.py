@@ -5,7 +5,8 @@ find every temporal expression left to right; at each token only the patterns wh
 words can start there are tried, and each match is resolved against ``now`` by the
 handler named by its pattern ``kind``.
 The mode follows the strongest evidence: as-of > range > version > recency cue >
-lexical cues. A query with no digit and no trigger word skips the regex pass.
+lexical cues; a period with a superlative recency cue ("the latest X in 2021") is as-of
+its end. A query with no digit and no trigger word skips the regex pass.
 """
 
 from __future__ import annotations
@@ -328,6 +329,14 @@ def _looks_like_name(query: str, s: int, e: int, titleish: bool) -> bool:
 
 # --------------------------------------------------------------------------- lexical cues
 
+def _asks_newest(lang: Language, text: str, recent: list[_Hit], period: Interval | None) -> bool:
+    """A superlative recency cue ("latest", "newest") next to a period with an end."""
+    pat = lang.lexicon.get("newest")
+    if pat is None or period is None or not math.isfinite(period.end):
+        return False
+    return any(pat.search(text[h.start:h.end]) is not None for h in recent)
+
+
 def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
     return any(c in lang.lexicon and lang.lexicon[c].search(text) is not None for c in classes)
 
@@ -396,6 +405,10 @@ def _parse(query: str, now: float, lang: Language) -> Intent:
     strong_specific = [h for h in by["specific"] if h.strong]
     if by["as_of"]:
         mode, sens, target = "as_of", S_EXPLICIT, by["as_of"][0].interval
+    elif by["range"] and _asks_newest(lang, text, by["recent"], by["range"][0].interval):
+        # "the latest X in 2021", "most recent X before July 2017": the newest as of the
+        # period's end, not every document inside the period
+        mode, sens, target = "as_of", S_EXPLICIT, by["range"][0].interval
     elif by["range"]:
         mode, sens, target = "range", S_EXPLICIT, by["range"][0].interval
     elif strong_specific:

@@ -556,7 +556,7 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             slope = float(tcfg.range_slope)
             dated = cx.mul(dated, cx.add(1.0 - slope, cx.mul(slope, inside, cx.one_minus(frac))))
     else:
-        half_open = mode == "as_of" and target is not None and math.isfinite(target.end)
+        half_open = mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now
         ref = target.end if half_open and target is not None else now
         symmetric = tcfg.future == "symmetric" and mode == "recent"
         anc = ref
