@@ -275,6 +275,8 @@ class Ranking(Sequence[Hit]):
                 part = np.flatnonzero(score >= kth)
             else:
                 part = np.zeros(0, dtype=np.int64)
+            if part.shape[0] < m:  # NaN scores (a callable kernel's) defeat the cut: sort all
+                part = np.arange(n)
             idx = part[np.argsort(-score[part], kind="stable")][:m]
         else:
             idx = np.argsort(-score, kind="stable")[:m]

@@ -368,3 +368,14 @@ def test_as_of_a_period_that_ends_later_counts_from_now():
     ranking = r.rerank("q", PRICING, now=NOW)
     assert ranking.meta["now"] == NOW_S and ranking.ranked_ids[0] == "p2026"
     assert ranking[0].age_days == pytest.approx((NOW_S - epoch("2026-05-14")) / DAY)
+
+
+def test_top_hits_with_nan_scores_still_fill_the_page():
+    n = 10_000
+    rng = np.random.default_rng(3)
+    score = rng.random(n)
+    score[::3] = np.nan  # what a careless callable kernel can produce
+    z = np.zeros(n)
+    ranking = Ranking(ids=list(range(n)), payloads=None, score=score, similarity=rng.random(n),
+                      decay=z, age_days=z, time=z, rank_before=None)
+    assert [h.id for h in ranking[:10]] == np.argsort(-score, kind="stable")[:10].tolist()
