@@ -283,3 +283,17 @@ def test_version_series_queries():
     assert series.index("werkzeug@2.3.1") < series.index("werkzeug@2.2.3")  # in the series
     assert idx.search("what changed in werkzeug 2.3.1", k=1, now=NOW)[0].id == "werkzeug@2.3.1"
     assert idx.search("pip 23.1 notes", k=1, now=NOW)[0].id == "pip@23.1"  # the exact name wins
+
+
+def test_the_lead_keeps_its_share_when_the_dense_signal_is_missing():
+    from chronorank.index.core import _fuse
+
+    cfg = IndexConfig()  # dense 0.5, keyword 0.5, lead 0.5: the lead is a third of the whole
+    bm25 = np.array([1.0, 1.0])
+    lead = np.array([1.0, 0.0])  # only the first document's opening line names the subject
+    keyword_only = _fuse({"bm25": bm25, "lead": lead}, cfg)
+    full = _fuse({"dense": np.array([0.8, 0.8]), "bm25": bm25, "lead": lead}, cfg)
+    # a perfect body match without the title words keeps 2/3 either way: inside the
+    # topical margin (0.5), so time can still prefer it
+    assert keyword_only[1] / keyword_only[0] == pytest.approx(2 / 3)
+    assert full[1] / full[0] == pytest.approx((0.5 * 0.8 + 0.5) / (0.5 * 0.8 + 0.5 + 0.5))

@@ -720,7 +720,13 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if cfg.dense_scale == "max" and d.size and d.max() > 0:
             d = d / d.max()  # on the same [0, 1] scale as max-normalised BM25
         sim = cfg.dense_weight * d
-    for values, weight in ((kw, cfg.keyword_weight), (signals.get("lead"), cfg.lead_weight)):
+    # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
+    # an index without vectors: at half the total it could push a fresh document whose first
+    # line does not repeat the query's words out of the topical cluster, below a stale one
+    present = (cfg.dense_weight if dense is not None else 0.0) + (cfg.keyword_weight if kw is not None else 0.0)
+    full = cfg.dense_weight + cfg.keyword_weight
+    lead_w = cfg.lead_weight * present / full if full > 0 else cfg.lead_weight
+    for values, weight in ((kw, cfg.keyword_weight), (signals.get("lead"), lead_w)):
         if values is None or weight == 0:
             continue
         top = float(values.max()) if values.size else 0.0
