@@ -297,3 +297,19 @@ def test_the_lead_keeps_its_share_when_the_dense_signal_is_missing():
     # topical margin (0.5), so time can still prefer it
     assert keyword_only[1] / keyword_only[0] == pytest.approx(2 / 3)
     assert full[1] / full[0] == pytest.approx((0.5 * 0.8 + 0.5) / (0.5 * 0.8 + 0.5 + 0.5))
+
+
+def test_a_fresh_page_under_another_title_makes_the_titled_stale_page_old():
+    """A "Price update" page a little less similar than two older "Pro plan pricing" pages
+    still wins a time-sensitive question (relative recency counts from it)."""
+    docs = [
+        {"id": "old", "text": "Pro plan pricing. The Pro plan costs 12 dollars per seat.", "date": "2021-03-11"},
+        {"id": "mid", "text": "Pro plan pricing. The Pro plan costs 18 dollars per seat.", "date": "2023-08-02"},
+        {"id": "new", "text": "Announcing our 2026 prices: Pro now costs 25 dollars per seat per month.",
+         "date": "2026-05-14"},
+    ] + [{"id": f"f{i}", "text": f"Release notes {i}. Fixed a bug in the exporter and improved logging.",
+          "date": "2025-01-01"} for i in range(30)]
+    idx = TemporalIndex()  # the default: MiniLM + BM25 + lead
+    idx.add(docs)
+    for q in ("how much is the pro plan", "what does the pro plan cost now", "current pro plan pricing"):
+        assert idx.search(q, k=1, now=NOW)[0].id == "new", q
