@@ -300,17 +300,10 @@ class Geometry:
 
     def weights(self, kernel: Any) -> np.ndarray:
         """Decay weight per candidate under ``kernel`` (NaN where undated)."""
-        factor = self.age_factor(kernel)
         with np.errstate(invalid="ignore"):
-            w = np.asarray(kernel(self.kernel_age * factor if factor != 1.0 else self.kernel_age), dtype=np.float64)
-            if self.has_multiplier:
-                w = w * self.multiplier
-        return np.where(self.not_yet_valid, 0.0, w) if self.not_yet_valid.any() else w
-
-    @property
-    def has_multiplier(self) -> bool:
-        m = self.multiplier
-        return not (isinstance(m, float) and m == 1.0)
+            w = np.asarray(kernel(self.kernel_age * self.age_factor(kernel)), dtype=np.float64)
+            w = w * self.multiplier
+        return np.where(self.not_yet_valid, 0.0, w)
 
 
 def temporal_geometry(
@@ -330,16 +323,14 @@ def temporal_geometry(
     t = times
     n = t.shape[0]
     start = t if valid_from is None else np.where(np.isnan(valid_from), t, valid_from)
-    # without validity ends or chains nothing can expire: skip that work (the common case)
-    ends = valid_to is not None or groups is not None
-    if ends:
-        explicit_end = np.full(n, np.nan) if valid_to is None else np.asarray(valid_to, dtype=np.float64)
-        chains = build_chains(start, groups)
-        end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
-        successor = chains.successor
+    chains = build_chains(start, groups)
+    if valid_to is None:
+        end = chains.derived_end
     else:
-        end = np.full(n, np.nan)
-        successor = np.full(n, -1, dtype=np.int64)
+        explicit_end = np.asarray(valid_to, dtype=np.float64)
+        end = np.where(np.isnan(explicit_end), chains.derived_end, explicit_end)
+    # without validity ends or chains nothing can expire: the expiry work is skipped
+    ends = valid_to is not None or groups is not None
 
     mode = intent.mode if intent is not None else "recent"
     sens = intent.time_sensitivity if intent is not None else 1.0
@@ -400,7 +391,7 @@ def temporal_geometry(
             kernel_age = np.maximum(age, 0.0)
     return Geometry(
         mode=mode, sensitivity=sensitivity, reference_time=float(ref), anchor=anchor,
-        start=start, end=end, successor=successor, kernel_age=kernel_age,
+        start=start, end=end, successor=chains.successor, kernel_age=kernel_age,
         display_age=np.asarray(display_age, dtype=np.float64), multiplier=mult,
         expired=expired, not_yet_valid=nyv, undated=undated,
         range_span_days=span, range_scale=cfg.range_scale,

@@ -871,7 +871,7 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         return None
     flat = np.frombuffer(raw, dtype=np.uint8)
     digits = np.empty(flat.shape[0], dtype=np.float32)
-    block = _ISO_ROWS * 10
+    block = _CHUNK * 10
     for a in range(0, flat.shape[0], block):  # flat ops against a tiled template: fast
         chunk = flat[a : a + block]
         m = chunk.shape[0]
@@ -889,9 +889,10 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
     return _anchor_values(start, start + 86400.0, anchor)
 
 
-_ISO_ROWS = 8192
-_ISO_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00", dtype=np.uint8), _ISO_ROWS)
-_ISO_LIMIT = np.tile(np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8), _ISO_ROWS)
+_CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
+
+_ISO_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00", dtype=np.uint8), _CHUNK)
+_ISO_LIMIT = np.tile(np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8), _CHUNK)
 _ISO_WEIGHTS = np.zeros((10, 3), dtype=np.float32)
 _ISO_WEIGHTS[[0, 1, 2, 3], 0] = (1000, 100, 10, 1)
 _ISO_WEIGHTS[[5, 6], 1] = (10, 1)
@@ -906,9 +907,6 @@ _MONTH_DAYS[1, 1:13] = _DIM_VEC[1:13] + (np.arange(1, 13) == 2)
 _DAYS_BEFORE = np.zeros((3, 100), dtype=np.int64)
 _DAYS_BEFORE[0, 1:13] = np.cumsum(_DIM_VEC[:12])
 _DAYS_BEFORE[1, 1:13] = _DAYS_BEFORE[0, 1:13] + (np.arange(1, 13) > 2)
-
-
-_CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
 
 
 class _CodeSource:

@@ -239,15 +239,6 @@ class Ranking(Sequence[Hit]):
             self._rank_before = ranks
         return self._rank_before
 
-    def _rank_of(self, i: int) -> int:
-        # A few lookups (the usual top-k) cost O(n) each; past that, sort once and cache.
-        if self._rank_before is None and self._lookups < 32:
-            self._lookups += 1
-            s = self.similarity
-            v = s[i]
-            return int(np.count_nonzero(s > v) + np.count_nonzero(s[:i] == v) + 1)
-        return int(self.rank_before[i])
-
     def __len__(self) -> int:
         return int(self._order.shape[0]) if self._order is not None else self._limit
 
@@ -293,22 +284,21 @@ class Ranking(Sequence[Hit]):
         return int(self._prefix[pos])
 
     def _ranks_of(self, rows: list[int]) -> list[int]:
-        """``_rank_of`` for several rows in one pass over the similarities."""
-        if self._rank_before is not None or self._lookups + len(rows) > 32 or not rows:
-            return [self._rank_of(i) for i in rows]
-        self._lookups += len(rows)
-        s = self.similarity
-        r = np.asarray(rows, dtype=np.int64)
-        v = s[r]
-        # only similarities >= the smallest asked-for one matter; usually few (the hits)
-        near = np.flatnonzero(s >= v.min())
-        if near.shape[0] * r.shape[0] > 1 << 18:
-            return [self._rank_of(i) for i in rows]
-        cs = s[near]
-        above = np.count_nonzero(cs[None, :] > v[:, None], axis=1)
-        # equal similarity: earlier input position ranks first
-        tied = np.count_nonzero((cs[None, :] == v[:, None]) & (near[None, :] < r[:, None]), axis=1)
-        return (above + tied + 1).tolist()
+        """1-based similarity rank of the given rows. The first few lookups (the usual top-k)
+        compare against the similarities at or above theirs; past that, sort once and cache."""
+        if self._rank_before is None and rows and self._lookups + len(rows) <= 32:
+            s = self.similarity
+            r = np.asarray(rows, dtype=np.int64)
+            v = s[r]
+            near = np.flatnonzero(s >= v.min())  # usually few: the hits are the similar ones
+            if near.shape[0] * r.shape[0] <= 1 << 18:
+                self._lookups += len(rows)
+                cs = s[near]
+                above = np.count_nonzero(cs[None, :] > v[:, None], axis=1)
+                # equal similarity: earlier input position ranks first
+                tied = np.count_nonzero((cs[None, :] == v[:, None]) & (near[None, :] < r[:, None]), axis=1)
+                return (above + tied + 1).tolist()
+        return self.rank_before[rows].tolist()
 
     def _hit(self, pos: int, i: int | None = None, rank: int | None = None) -> Hit:
         if i is None:
@@ -319,7 +309,7 @@ class Ranking(Sequence[Hit]):
             similarity=float(self.similarity[i]),
             decay=float(self.decay[i]),
             age_days=float(self.age_days[i]),
-            rank_before=self._rank_of(i) if rank is None else rank,
+            rank_before=self._ranks_of([i])[0] if rank is None else rank,
             rank_after=pos + 1,
             time=float(self.time[i]),
             payload=None if self.payloads is None else self.payloads[i],

@@ -25,14 +25,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from chronorank.eval import benchmark
-    from chronorank.eval.datasets import shared_data_dir
+    from chronorank.eval.datasets import default_suites
 
-    suites = args.suite
-    if not suites:
-        suites = ["synthetic", "tdw-release"]
-        shared = shared_data_dir()
-        if shared is not None and (shared / "changelogs").is_dir():
-            suites.append("changelogs")
+    suites = args.suite or default_suites()
     loaded: dict[str, Any] = {}
     result = benchmark.run_benchmark(suites, peer=not args.no_peer, seed=args.seed, loaded=loaded,
                                      index=not args.no_index)

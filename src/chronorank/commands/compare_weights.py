@@ -29,15 +29,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chronorank.eval.datasets import shared_data_dir
+    from chronorank.eval.datasets import default_suites
     from chronorank.eval.weights import compare_weights, weights_markdown
 
-    suites = args.suite
-    if not suites:
-        suites = ["synthetic", "tdw-release"]
-        shared = shared_data_dir()
-        if shared is not None and (shared / "changelogs").is_dir():
-            suites.append("changelogs")
+    suites = args.suite or default_suites()
     result = compare_weights(suites, args.weights, k=args.k, split_kinds=not args.no_kinds)
     print(weights_markdown(result))
     if args.json:

@@ -34,6 +34,7 @@ __all__ = [
     "write_queries",
     "tdw_release_benchmark",
     "shared_data_dir",
+    "default_suites",
     "epoch_seconds",
     "to_epoch",
 ]
@@ -285,6 +286,16 @@ def shared_data_dir(start: str | Path | None = None) -> Path | None:
         if c.is_dir():
             return c
     return None
+
+
+def default_suites() -> list[str]:
+    """The suites a command runs when none is named: the two bundled ones, plus the
+    changelogs when ``../shared/data`` is beside the repository."""
+    suites = ["synthetic", "tdw-release"]
+    shared = shared_data_dir()
+    if shared is not None and (shared / "changelogs").is_dir():
+        suites.append("changelogs")
+    return suites
 
 
 def release_snapshot(path: str | Path | None) -> dict[str, Any]:

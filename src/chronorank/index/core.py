@@ -426,20 +426,15 @@ class TemporalIndex:
             qv = np.ascontiguousarray(q, dtype=np.float32)
             out["dense"] = snap.vectors @ qv if rows is None else snap.vectors[rows] @ qv
         if cfg.keyword_weight > 0:
-            from chronorank.index.text import SERIES, SERIES_WEIGHT, analyze
+            from chronorank.index.text import query_weights
 
             vocab = self._vocab
-            terms = [t for t in analyze(topical, series=True) if t in vocab and vocab[t] < snap.n_terms]
-            q_ids = [vocab[t] for t in terms]
-            # repeats add up; a version-series term ("2.3.*") counts SERIES_WEIGHT
-            tw: dict[int, float] = {}
-            for t, i in zip(terms, q_ids):
-                tw[i] = tw.get(i, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
+            tw = {vocab[t]: w for t, w in query_weights(topical).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
             uniq = np.array(sorted(tw), dtype=np.int64)  # Bm25Matrix.scores: sorted unique ids
             counts = np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
             body = snap.bm25(self.k1, self.b)
             out["bm25"] = body.scores(uniq, weights=counts, idf_power=cfg.idf_power)
-            if cfg.lead_weight > 0 and len(snap) and q_ids:
+            if cfg.lead_weight > 0:
                 # BM25F-style: the lead field's own idf would make a word rare in opening
                 # lines but common in the corpus ("release") outweigh the query's subject,
                 # so its terms are weighted by the whole documents' idf instead -- plain, not
@@ -448,8 +443,6 @@ class TemporalIndex:
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
-            elif cfg.lead_weight > 0:
-                out["lead"] = np.zeros(len(snap), dtype=np.float32)
         if not out:
             raise InvalidInput(
                 "no similarity signal is available: the index has no vectors and keyword_weight=0; "

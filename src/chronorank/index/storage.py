@@ -313,6 +313,8 @@ def load_index(
     for ok, name in checks:
         if not ok:
             raise _corrupt(root, f"{name} does not match the manifest's shape")
+    term_ids: np.ndarray = arr("term_ids.npy")
+    bm25: Bm25Matrix | None = bm
     if man.get("analyzer", 1) != ANALYZER_VERSION:
         # saved by a chronorank that analysed text differently: the records hold the texts,
         # so the keyword side is rebuilt here (the files on disk are left as they are)
@@ -320,14 +322,12 @@ def load_index(
         from chronorank.index.text import analyze_many
 
         idx._vocab = {}
-        t_ids, t_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
-        snap = _Snapshot(records=records, vectors=vectors, times=times, term_ids=t_ids,
-                         term_ptr=t_ptr, n_terms=len(idx._vocab), groups=None)
-    else:
-        snap = _Snapshot(
-            records=records, vectors=vectors, times=times, term_ids=arr("term_ids.npy"),
-            term_ptr=term_ptr, n_terms=len(vocab_list), groups=None, bm25=bm,
-        )
+        term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
+        bm25 = None  # built from the new terms on first use
+    snap = _Snapshot(
+        records=records, vectors=vectors, times=times, term_ids=term_ids,
+        term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25,
+    )
     snap.groups = idx._group_codes(records)
     idx._snap = snap
     return idx

@@ -25,7 +25,7 @@ from typing import Any
 
 from chronorank.errors import require
 
-__all__ = ["analyze", "analyze_many", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
+__all__ = ["analyze", "analyze_many", "query_weights", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
 
 #: Bumped whenever documents analyse differently; an index saved under another version is
 #: re-analysed from its stored texts when loaded (chronorank.index.storage).
@@ -97,6 +97,15 @@ def analyze(text: str, *, stem: bool = True, prefixes: bool = False, series: boo
         stemmer = _get_stemmer()
         return [stemmer.stemWord(t) if t.isalpha() else t for t in terms]
     return terms
+
+
+def query_weights(text: str) -> dict[str, float]:
+    """A query's terms and their weights: repeats add up, a version-series term ("2.3.*")
+    counts ``SERIES_WEIGHT`` (the embedded index and the stores weigh queries alike)."""
+    out: dict[str, float] = {}
+    for t in analyze(text, series=True):
+        out[t] = out.get(t, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
+    return out
 
 
 def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = False) -> list[list[str]]:

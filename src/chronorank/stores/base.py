@@ -371,14 +371,13 @@ def term_id(term: str) -> int:
 
 
 def query_terms(text: str) -> dict[int, float]:
-    """Sparse query weights: repeats add up, a version-series term counts ``SERIES_WEIGHT``
-    (the embedded index weighs its query terms the same way)."""
-    from chronorank.index.text import SERIES, SERIES_WEIGHT, analyze
+    """Sparse query weights (:func:`chronorank.index.text.query_weights`) by term id."""
+    from chronorank.index.text import query_weights
 
     out: dict[int, float] = {}
-    for t in analyze(text, series=True):
+    for t, w in query_weights(text).items():
         i = term_id(t)
-        out[i] = out.get(i, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
+        out[i] = out.get(i, 0.0) + w  # (two terms can share a folded id)
     return out
 
 
