@@ -139,6 +139,30 @@ def test_nan_in_nan_out_and_negative_ages_are_zero():
     assert out.dtype == np.float64
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    hl=st.floats(1e-3, 1e5),
+    shape=st.floats(0.2, 5.0),
+    floor=st.sampled_from([0.0, 0.1, 0.3, 0.7]),
+    ages=st.lists(st.one_of(st.floats(0.0, 1e12), st.just(math.inf), st.just(math.nan)), min_size=1, max_size=30),
+)
+def test_kernels_that_skip_the_clip_keep_the_range_and_nan(hl, shape, floor, ages):
+    """A kernel with raw_in_unit_range=True skips the clip and the NaN mask in __call__:
+    its raw decay must land in [0, 1] and carry NaN through on its own."""
+    claimed = [c for c in (Exponential, Gaussian, PowerLaw, Weibull, Linear, Cliff, Constant, DelayedPeak)
+               if c.raw_in_unit_range]
+    assert {Exponential, Gaussian, PowerLaw, Weibull} <= set(claimed)
+    a = np.array(ages)
+    for cls in claimed:
+        k = cls(half_life_days=hl, shape=shape, floor=floor) if cls is Weibull else cls(half_life_days=hl, floor=floor)
+        raw = k._raw(a)
+        nan = np.isnan(a)
+        assert np.array_equal(np.isnan(raw), nan), cls
+        assert ((raw[~nan] >= 0.0) & (raw[~nan] <= 1.0)).all(), cls
+        w = k(a)
+        assert ((w[~nan] >= floor) & (w[~nan] <= 1.0)).all(), cls
+
+
 def test_scalars_lists_and_arrays():
     k = Exponential(half_life_days=10)
     assert float(k(10)) == pytest.approx(0.5)

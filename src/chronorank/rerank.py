@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.temporal import TemporalConfig, TemporalResult, apply_temporal
-from chronorank.types import Intent, Ranking
+from chronorank.types import Intent, Ranking, _FieldColumn
 
 GateLike = bool | float | Callable[[str], float] | Any
 BAD_SCORE_POLICIES = ("raise", "drop", "zero")
@@ -110,6 +110,7 @@ class TemporalReranker:
         self.duplicates = duplicates
         self.tz = tz
         self._lexical: Any = None
+        self._kernel_text: tuple[Any, str, float | None] | None = None
 
     # -- configuration -------------------------------------------------------------------
 
@@ -328,9 +329,13 @@ class TemporalReranker:
         if top_k is not None and top_k < 0:
             raise InvalidInput(f"top_k must be >= 0, got {top_k}")
         kernel = self.config.kernel
+        cached = self._kernel_text
+        if cached is None or cached[0] is not kernel:  # kernels are immutable: describe once
+            cached = (kernel, repr(kernel), kernel.half_life() if hasattr(kernel, "half_life") else None)
+            self._kernel_text = cached
         meta = {
-            "kernel": repr(kernel),
-            "half_life_days": kernel.half_life() if hasattr(kernel, "half_life") else None,
+            "kernel": cached[1],
+            "half_life_days": cached[2],
             "combine": self.config.combine,
             "gate": intent.time_sensitivity,
             "strength": self.config.strength,
@@ -341,7 +346,7 @@ class TemporalReranker:
         return Ranking(
             ids=ids, payloads=payloads, pool=pool, limit=top_k, score=res.score, similarity=sim,
             decay=res.decay, age_days=res.age_days, time=res.start, rank_before=None,
-            notes=res.note, query=query, meta=meta,
+            notes=res, query=query, meta=meta,
         )
 
     def _scores(self, scores: Any, ids: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -421,37 +426,6 @@ class TemporalReranker:
         if all(v is _MISSING for v in out):
             return None
         return [default if v is _MISSING else v for v in out]
-
-
-class _FieldColumn(Sequence[Any]):
-    """One field of a list of dicts, read on access (every dict is known to have it)."""
-
-    __slots__ = ("items", "name")
-
-    def __init__(self, items: Sequence[Mapping[str, Any]], name: str) -> None:
-        self.items = items
-        self.name = name
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [it[self.name] for it in self.items[i]]
-        return self.items[i][self.name]
-
-    def __iter__(self) -> Iterator[Any]:
-        return map(itemgetter(self.name), self.items)
-
-    def __eq__(self, other: object) -> bool:  # compares like the list it stands for
-        if isinstance(other, (list, _FieldColumn)):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(list(self))
 
 
 class _Missing:

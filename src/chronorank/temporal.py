@@ -168,6 +168,12 @@ class TemporalResult:
                 out.append(f"expired on {format_epoch(self.end[i])}")
         return tuple(out)
 
+    def notes_of(self, rows: Sequence[int]) -> list[tuple[str, ...]]:
+        """``[note(i) for i in rows]``, looking only at the rows that have something to say."""
+        r = np.asarray(rows, dtype=np.int64)
+        flagged = (self.undated[r] | self.not_yet_valid[r] | self.expired[r]).tolist()
+        return [self.note(i) if f else () for i, f in zip(r.tolist(), flagged)]
+
     @property
     def notes(self) -> Callable[[int], tuple[str, ...]]:
         return self.note
@@ -300,10 +306,12 @@ class Geometry:
 
     def weights(self, kernel: Any) -> np.ndarray:
         """Decay weight per candidate under ``kernel`` (NaN where undated)."""
+        factor = self.age_factor(kernel)
         with np.errstate(invalid="ignore"):
-            w = np.asarray(kernel(self.kernel_age * self.age_factor(kernel)), dtype=np.float64)
-            w = w * self.multiplier
-        return np.where(self.not_yet_valid, 0.0, w)
+            w = np.asarray(kernel(self.kernel_age * factor if factor != 1.0 else self.kernel_age), dtype=np.float64)
+            if not (isinstance(self.multiplier, float) and self.multiplier == 1.0):
+                w = w * self.multiplier
+        return np.where(self.not_yet_valid, 0.0, w) if self.not_yet_valid.any() else w
 
 
 def temporal_geometry(

@@ -880,12 +880,15 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         if not (d <= _ISO_LIMIT[:m]).all():
             return None
         digits[a : a + m] = d
+    # one product gives (year * 12 + month, month, day): the month index addresses flat tables
     ymd = (digits.reshape(n, 10) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
-    year, month, day = ymd[:, 0], ymd[:, 1], ymd[:, 2]
-    code = _YEAR_CODE[year]  # 0 common, 1 leap, 2 year 0 (no such year: months of 0 days)
-    if not ((day - 1).astype(np.uint64) < _MONTH_DAYS[code, month]).all():
+    ym, month, day0 = ymd[:, 0] - 1, ymd[:, 1], ymd[:, 2] - 1
+    # months 1-12 first (13-99 would index past the tables); year 0 months have no days
+    if not (((month - 1).astype(np.uint64) < 12).all() and (day0.astype(np.uint64) < _MONTH_LEN[ym]).all()):
         return None
-    start = ((_YEAR_START[year] + _DAYS_BEFORE[code, month] + day - 1) * 86400).astype(np.float64)
+    start = _MONTH_START[ym] + day0 * 86400.0
+    if anchor == "start":
+        return start
     return _anchor_values(start, start + 86400.0, anchor)
 
 
@@ -894,20 +897,18 @@ _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-res
 _ISO_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00", dtype=np.uint8), _CHUNK)
 _ISO_LIMIT = np.tile(np.array([9, 9, 9, 9, 0, 9, 9, 0, 9, 9], dtype=np.uint8), _CHUNK)
 _ISO_WEIGHTS = np.zeros((10, 3), dtype=np.float32)
-_ISO_WEIGHTS[[0, 1, 2, 3], 0] = (1000, 100, 10, 1)
+_ISO_WEIGHTS[[0, 1, 2, 3], 0] = (12000, 1200, 120, 12)
+_ISO_WEIGHTS[[5, 6], 0] = (10, 1)
 _ISO_WEIGHTS[[5, 6], 1] = (10, 1)
 _ISO_WEIGHTS[[8, 9], 2] = (10, 1)
-_YEARS = np.arange(10000, dtype=np.int64)
-_YEAR_CODE = ((_YEARS % 4 == 0) & ((_YEARS % 100 != 0) | (_YEARS % 400 == 0))).astype(np.int64)
-_YEAR_CODE[0] = 2
-_YEAR_START = _days_from_civil_vec(np.maximum(_YEARS, 1), np.ones_like(_YEARS), np.ones_like(_YEARS))
-_MONTH_DAYS = np.zeros((3, 100), dtype=np.uint64)  # indexed by two digits: 13-99 have no days
-_MONTH_DAYS[0, 1:13] = _DIM_VEC[1:13]
-_MONTH_DAYS[1, 1:13] = _DIM_VEC[1:13] + (np.arange(1, 13) == 2)
-_DAYS_BEFORE = np.zeros((3, 100), dtype=np.int64)
-_DAYS_BEFORE[0, 1:13] = np.cumsum(_DIM_VEC[:12])
-_DAYS_BEFORE[1, 1:13] = _DAYS_BEFORE[0, 1:13] + (np.arange(1, 13) > 2)
-
+# per month of years 0-9999, indexed year * 12 + month - 1: its length in days (year 0 does
+# not exist: 0) and the epoch second it starts at
+_Y12 = np.repeat(np.arange(10000, dtype=np.int64), 12)
+_M12 = np.tile(np.arange(1, 13, dtype=np.int64), 10000)
+_MONTH_LEN = (_DIM_VEC[_M12] + ((_M12 == 2) & (_Y12 % 4 == 0) & ((_Y12 % 100 != 0) | (_Y12 % 400 == 0))))
+_MONTH_LEN = np.where(_Y12 == 0, 0, _MONTH_LEN).astype(np.uint64)
+_MONTH_START = _days_from_civil_vec(np.maximum(_Y12, 1), _M12, np.ones_like(_Y12)) * 86400.0
+del _Y12, _M12
 
 class _CodeSource:
     """Code-point matrices for blocks of strings, from a unicode array or a list of str.

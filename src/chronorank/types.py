@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Literal, overload
+from operator import itemgetter
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
@@ -172,9 +173,75 @@ class Hit:
         }
 
 
+(_SET_ID, _SET_SCORE, _SET_SIM, _SET_DECAY, _SET_AGE, _SET_BEFORE, _SET_AFTER, _SET_TIME, _SET_PAYLOAD,
+ _SET_SIGNALS, _SET_NOTES) = (getattr(Hit, f.name).__set__ for f in fields(Hit))
+
+
+def _new_hit(
+    id: Any, score: float, similarity: float, decay: float, age_days: float, rank_before: int,
+    rank_after: int, time: float, payload: Any, signals: Mapping[str, float], notes: tuple[str, ...],
+) -> Hit:
+    """``Hit(...)`` without the frozen dataclass's generic per-field ``object.__setattr__``
+    (about 2x faster; iterating a ranking of 100k candidates builds 100k hits)."""
+    h = object.__new__(Hit)
+    _SET_ID(h, id)
+    _SET_SCORE(h, score)
+    _SET_SIM(h, similarity)
+    _SET_DECAY(h, decay)
+    _SET_AGE(h, age_days)
+    _SET_BEFORE(h, rank_before)
+    _SET_AFTER(h, rank_after)
+    _SET_TIME(h, time)
+    _SET_PAYLOAD(h, payload)
+    _SET_SIGNALS(h, signals)
+    _SET_NOTES(h, notes)
+    return h
+
+
 def _clean(x: float) -> float | None:
     x = float(x)
     return None if math.isnan(x) else x
+
+
+class RowNotes(Protocol):
+    """Notes for many rows at once (the reranker's TemporalResult is one)."""
+
+    def notes_of(self, rows: Sequence[int]) -> list[tuple[str, ...]]: ...
+
+
+class _FieldColumn(Sequence[Any]):
+    """One field of a list of dicts, read on access (every dict is known to have it)."""
+
+    __slots__ = ("items", "name")
+
+    def __init__(self, items: Sequence[Mapping[str, Any]], name: str) -> None:
+        self.items = items
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [it[self.name] for it in self.items[i]]
+        return self.items[i][self.name]
+
+    def take(self, rows: Sequence[int]) -> list[Any]:
+        items, name = self.items, self.name
+        return [items[i][name] for i in rows]
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(itemgetter(self.name), self.items)
+
+    def __eq__(self, other: object) -> bool:  # compares like the list it stands for
+        if isinstance(other, (list, _FieldColumn)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 class Ranking(Sequence[Hit]):
@@ -204,7 +271,7 @@ class Ranking(Sequence[Hit]):
         time: np.ndarray,
         rank_before: np.ndarray | None,
         signals: Mapping[str, np.ndarray] | None = None,
-        notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | None = None,
+        notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | RowNotes | None = None,
         query: str = "",
         meta: Mapping[str, Any] | None = None,
     ) -> None:
@@ -225,7 +292,9 @@ class Ranking(Sequence[Hit]):
         self._rank_before = rank_before
         self._lookups = 0
         self.signals = dict(signals or {})
-        self.notes = notes if callable(notes) else dict(notes or {})
+        self.notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | RowNotes = (
+            {} if notes is None else notes if callable(notes) or not isinstance(notes, Mapping) else dict(notes)
+        )
         self.query = query
         self.meta: dict[str, Any] = dict(meta or {})
 
@@ -285,37 +354,49 @@ class Ranking(Sequence[Hit]):
 
     def _ranks_of(self, rows: list[int]) -> list[int]:
         """1-based similarity rank of the given rows. The first few lookups (the usual top-k)
-        compare against the similarities at or above theirs; past that, sort once and cache."""
+        sort only the similarities at or above theirs; past that, sort all once and cache."""
         if self._rank_before is None and rows and self._lookups + len(rows) <= 32:
+            self._lookups += len(rows)
             s = self.similarity
             r = np.asarray(rows, dtype=np.int64)
             v = s[r]
-            near = np.flatnonzero(s >= v.min())  # usually few: the hits are the similar ones
-            if near.shape[0] * r.shape[0] <= 1 << 18:
-                self._lookups += len(rows)
-                cs = s[near]
-                above = np.count_nonzero(cs[None, :] > v[:, None], axis=1)
-                # equal similarity: earlier input position ranks first
-                tied = np.count_nonzero((cs[None, :] == v[:, None]) & (near[None, :] < r[:, None]), axis=1)
-                return (above + tied + 1).tolist()
+            near = np.sort(s[s >= v.min()])  # usually few: the hits are the similar ones
+            right = np.searchsorted(near, v, side="right")
+            ranks = near.shape[0] - right + 1
+            shared = np.flatnonzero(right - np.searchsorted(near, v, side="left") > 1)
+            for j in shared.tolist():  # equal similarity: earlier input position ranks first
+                ranks[j] += int(np.count_nonzero(s[: r[j]] == v[j]))
+            return ranks.tolist()
         return self.rank_before[rows].tolist()
 
-    def _hit(self, pos: int, i: int | None = None, rank: int | None = None) -> Hit:
-        if i is None:
-            i = self._position(pos)
-        return Hit(
-            id=self.ids[i],
-            score=float(self.score[i]),
-            similarity=float(self.similarity[i]),
-            decay=float(self.decay[i]),
-            age_days=float(self.age_days[i]),
-            rank_before=self._ranks_of([i])[0] if rank is None else rank,
-            rank_after=pos + 1,
-            time=float(self.time[i]),
-            payload=None if self.payloads is None else self.payloads[i],
-            signals={k: float(v[i]) for k, v in self.signals.items()},
-            notes=self.notes(i) if callable(self.notes) else self.notes.get(i, ()),
-        )
+    def _hit(self, pos: int) -> Hit:
+        i = self._position(pos)
+        return self._hits(range(pos, pos + 1), [i], self._ranks_of([i]))[0]
+
+    def _hits(self, positions: Sequence[int], rows: Sequence[int], ranks: list[int]) -> list[Hit]:
+        """Hits for many rows at once: each column is gathered in one step."""
+        r = np.asarray(rows, dtype=np.int64)
+        rl = r.tolist()
+        m = len(rl)
+        ids = self.ids.take(rl) if isinstance(self.ids, _FieldColumn) else [self.ids[i] for i in rl]
+        payloads = [None] * m if self.payloads is None else [self.payloads[i] for i in rl]
+        notes = self.notes
+        if isinstance(notes, Mapping):
+            texts = [notes.get(i, ()) for i in rl]
+        elif callable(notes):
+            texts = [notes(i) for i in rl]
+        else:
+            texts = notes.notes_of(rl)
+        if self.signals:
+            sig = {k: v[r].tolist() for k, v in self.signals.items()}
+            signals = [{k: v[j] for k, v in sig.items()} for j in range(m)]
+        else:
+            signals = [{} for _ in range(m)]
+        cols = [c[r].tolist() for c in (self.score, self.similarity, self.decay, self.age_days)]
+        return list(map(
+            _new_hit, ids, *cols, ranks, [p + 1 for p in positions], self.time[r].tolist(),
+            payloads, signals, texts,
+        ))
 
     @overload
     def __getitem__(self, index: int) -> Hit: ...
@@ -325,8 +406,7 @@ class Ranking(Sequence[Hit]):
         if isinstance(index, slice):
             positions = range(*index.indices(len(self)))
             rows = [self._position(p) for p in positions]
-            ranks = self._ranks_of(rows)
-            return [self._hit(p, i, r) for p, i, r in zip(positions, rows, ranks)]
+            return self._hits(positions, rows, self._ranks_of(rows))
         n = len(self)
         if index < 0:
             index += n
@@ -335,8 +415,18 @@ class Ranking(Sequence[Hit]):
         return self._hit(index)
 
     def __iter__(self) -> Iterator[Hit]:
-        for p in range(len(self)):
-            yield self._hit(p)
+        # blocks: a caller that stops after a few hits pays for a few, one that reads them
+        # all pays one sort and one gather per column and block
+        n = len(self)
+        first = min(n, 16)
+        rows = [self._position(p) for p in range(first)]
+        yield from self._hits(range(first), rows, self._ranks_of(rows))
+        lo, step = first, 64
+        while lo < n:
+            hi = min(n, lo + step)
+            rows = self.order[lo:hi].tolist()
+            yield from self._hits(range(lo, hi), rows, self._ranks_of(rows))
+            lo, step = hi, min(step * 4, 4096)
 
     @property
     def ranked_ids(self) -> list[Any]:

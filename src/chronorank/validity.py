@@ -48,10 +48,11 @@ def group_codes(keys: Sequence[Any] | np.ndarray | None) -> np.ndarray | None:
 def build_chains(starts: np.ndarray, groups: np.ndarray | None) -> Chains:
     """Order each group by start time and link every version to the next one."""
     n = starts.shape[0]
+    if groups is None or n == 0:  # no chains: read-only constant views, nothing allocated
+        none = np.broadcast_to(np.int64(-1), (n,))
+        return Chains(none, none, np.broadcast_to(np.float64(np.nan), (n,)))
     successor = np.full(n, -1, dtype=np.int64)
     derived_end = np.full(n, np.nan)
-    if groups is None or n == 0:
-        return Chains(np.full(n, -1, dtype=np.int64), successor, derived_end)
     g = np.asarray(groups, dtype=np.int64)
     usable = (g >= 0) & ~np.isnan(starts)
     idx = np.flatnonzero(usable)

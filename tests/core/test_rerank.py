@@ -379,3 +379,27 @@ def test_top_hits_with_nan_scores_still_fill_the_page():
     ranking = Ranking(ids=list(range(n)), payloads=None, score=score, similarity=rng.random(n),
                       decay=z, age_days=z, time=z, rank_before=None)
     assert [h.id for h in ranking[:10]] == np.argsort(-score, kind="stable")[:10].tolist()
+
+
+def test_iterating_slicing_and_indexing_build_the_same_hits():
+    """Hits are built in blocks when a ranking is iterated or sliced; one at a time when
+    indexed. All three give equal, immutable hits, notes and rank-before included."""
+    rng = np.random.default_rng(7)
+    n = 700  # past the first block and the growing ones
+    docs = [
+        {"id": f"d{i}", "score": float(np.round(rng.random(), 2)), "group": f"g{i % 40}",
+         "date": f"20{10 + i % 15}-{1 + i % 12:02d}-{1 + i % 28:02d}"}
+        for i in range(n)
+    ]
+    r = TemporalReranker(gate=0.7, group_key="group")
+    iterated = list(r.rerank("q", docs, now=NOW))
+    sliced = r.rerank("q", docs, now=NOW)[:]
+    fresh = r.rerank("q", docs, now=NOW)
+    indexed = [fresh[i] for i in range(len(fresh))]
+    assert iterated == sliced == indexed and len(iterated) == n
+    assert sum(bool(h.notes) for h in iterated) == n - 40  # all but each chain's newest are superseded
+    assert sorted(h.rank_before for h in iterated) == list(range(1, n + 1))
+    assert [h.rank_after for h in iterated] == list(range(1, n + 1))
+    assert iterated[0].payload is docs[int(fresh.order[0])]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        iterated[0].score = 2.0  # type: ignore[misc]

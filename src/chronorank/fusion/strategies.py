@@ -18,6 +18,8 @@ RRF_K = 60
 def _demote(similarity: np.ndarray, factor: np.ndarray) -> np.ndarray:
     # A factor < 1 must push every score *down*: multiplying a negative similarity by it
     # would move it up, so negatives are scaled by (2 - factor) instead.
+    if similarity.size and similarity.min() >= 0:  # the usual case: one product
+        return similarity * factor
     return np.where(similarity >= 0, similarity * factor, similarity * (2.0 - factor))
 
 

@@ -125,6 +125,9 @@ class BaseKernel:
     """
 
     name: ClassVar[str] = "kernel"
+    # True where _raw maps ages in [0, inf] into [0, 1] and NaN to NaN by itself: the call
+    # then skips the clip and the NaN mask (a test holds every kernel that claims it)
+    raw_in_unit_range: ClassVar[bool] = False
 
     floor: float = field(default=0.0, kw_only=True)
 
@@ -155,6 +158,11 @@ class BaseKernel:
 
     def __call__(self, age_days: ArrayLike) -> np.ndarray:
         a = as_ages(age_days)
+        if self.raw_in_unit_range:
+            with np.errstate(all="ignore"):
+                out = np.asarray(self._raw(np.maximum(a, 0.0)), dtype=np.float64)
+            # (the floor's affine map can round a hair above 1: the minimum keeps the range)
+            return np.minimum(self.floor + (1.0 - self.floor) * out, 1.0) if self.floor else out
         nan = np.isnan(a)
         a = np.maximum(a, 0.0)
         with np.errstate(all="ignore"):

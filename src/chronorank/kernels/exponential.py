@@ -20,6 +20,7 @@ class Exponential(BaseKernel):
     """
 
     name: ClassVar[str] = "exponential"
+    raw_in_unit_range: ClassVar[bool] = True
 
     half_life_days: float = 180.0
 

@@ -19,6 +19,7 @@ class Gaussian(BaseKernel):
     """
 
     name: ClassVar[str] = "gaussian"
+    raw_in_unit_range: ClassVar[bool] = True
 
     half_life_days: float = 180.0
 

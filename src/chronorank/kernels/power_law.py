@@ -21,6 +21,7 @@ class PowerLaw(BaseKernel):
     """
 
     name: ClassVar[str] = "power_law"
+    raw_in_unit_range: ClassVar[bool] = True
 
     half_life_days: float = 180.0
     beta: float = 1.0

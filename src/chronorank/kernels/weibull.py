@@ -20,6 +20,7 @@ class Weibull(BaseKernel):
     """
 
     name: ClassVar[str] = "weibull"
+    raw_in_unit_range: ClassVar[bool] = True
 
     half_life_days: float = 180.0
     shape: float = 2.0
