@@ -355,7 +355,9 @@ class Ranking(Sequence[Hit]):
     def _ranks_of(self, rows: list[int]) -> list[int]:
         """1-based similarity rank of the given rows. The first few lookups (the usual top-k)
         sort only the similarities at or above theirs; past that, sort all once and cache."""
-        if self._rank_before is None and rows and self._lookups + len(rows) <= 32:
+        if not len(rows):
+            return []
+        if self._rank_before is None and self._lookups + len(rows) <= 32:
             self._lookups += len(rows)
             s = self.similarity
             r = np.asarray(rows, dtype=np.int64)
@@ -418,6 +420,8 @@ class Ranking(Sequence[Hit]):
         # blocks: a caller that stops after a few hits pays for a few, one that reads them
         # all pays one sort and one gather per column and block
         n = len(self)
+        if n == 0:
+            return
         first = min(n, 16)
         rows = [self._position(p) for p in range(first)]
         yield from self._hits(range(first), rows, self._ranks_of(rows))
