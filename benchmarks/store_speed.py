@@ -29,9 +29,12 @@ from _stores_common import start_pg  # noqa: E402
 DAY = 86400.0
 NOW = 1_735_689_600.0
 DIM = 384
-#: the index's defaults minus the two settings that compare candidates with each other
-#: (relative_recency, topical_margin), which the stores only run with fallback='client'
-QCFG = "index(relative_recency=none, topical_margin=none, lead_weight=0)"
+#: the index's defaults (the lead field on, lead_weight=0.5) minus the two settings that compare
+#: candidates with each other (relative_recency, topical_margin), which the stores only run with
+#: fallback='client'
+QCFG = "index(relative_recency=none, topical_margin=none)"
+#: the same without the lead, for reference (the stores' only setting before they had the lead)
+QCFG_NO_LEAD = "index(relative_recency=none, topical_margin=none, lead_weight=0)"
 
 
 def synth(n: int, seed: int = 3) -> tuple[list[dict[str, Any]], np.ndarray, list[str], np.ndarray]:
@@ -107,7 +110,7 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, An
     return row
 
 
-def quality(pg: Any) -> dict[str, Any]:
+def quality(pg: Any, cfg: str = QCFG) -> dict[str, Any]:
     from chronorank.eval.datasets import load_benchmark, shared_data_dir
     from chronorank.eval.metrics import evaluate, group_means
     from chronorank.index import TemporalIndex
@@ -138,15 +141,16 @@ def quality(pg: Any) -> dict[str, Any]:
             "overall": round(res["mean"]["ndcg@10"], 4)}
 
     del qv
-    out: dict[str, Any] = {"config": QCFG}
-    idx = TemporalIndex(embedder=emb, config=QCFG)
+    out: dict[str, Any] = {"config": cfg}
+    idx = TemporalIndex(embedder=emb, config=cfg)
     idx.add(docs, vectors=vec)
     out["index"] = measure(lambda q, ref: idx.search(q, k=10, now=ref))
-    qs = QdrantStore("changelogs", embedder=emb, config=QCFG)
+    table = "changelogs" if cfg == QCFG else "changelogs_no_lead"
+    qs = QdrantStore(table, embedder=emb, config=cfg)
     qs.add(docs, vectors=vec)
     out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
     if pg is not None:
-        ps = PgVectorStore(pg.dsn, "changelogs", embedder=emb, config=QCFG)
+        ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg)
         ps.add(docs, vectors=vec)
         out["pgvector lanes"] = measure(lambda q, ref: ps.search(q, k=10, now=ref))
         out["pgvector exact"] = measure(lambda q, ref: ps.search(q, k=10, now=ref, method="exact"))
@@ -167,6 +171,7 @@ def main() -> None:
     ap.add_argument("--no-quality", action="store_true")
     ap.add_argument("--qdrant-max", type=int, default=100000, help="skip Qdrant local mode above this size")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-lead-off", action="store_true", help="skip the quality run without the lead field")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "store_speed.json"))
     a = ap.parse_args()
     from importlib.metadata import version
@@ -182,8 +187,14 @@ def main() -> None:
     try:
         if not a.no_quality:
             result["quality_changelogs_ndcg@10"] = quality(pg)
+            if not a.no_lead_off:
+                result["quality_changelogs_ndcg@10_lead_off"] = quality(pg, QCFG_NO_LEAD)
         if not a.no_speed:
             result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max)
+            result.pop("speed_note", None)
+        elif "speed" in prev:
+            result["speed_note"] = ("kept from an earlier run (--no-speed): measured before the stores computed "
+                                    "the lead field, i.e. with lead_weight=0 for the stores")
     finally:
         if pg is not None:
             pg.close()

@@ -16,12 +16,16 @@ time lane, which one similarity top-k would never give it.
 
 Scoring, per candidate (``T`` = reference time, ``s`` = effective strength)::
 
-    sim    = (w_d * clip(cos, 0, 1) + w_k * bm25 / max_bm25) / (w_d + w_k)      # "blend"
+    sim    = (w_d * clip(cos, 0, 1) + w_k * bm25 / max_bm25 + w_l * lead / max_lead)
+             / (w_d + w_k + w_l)                                              # "blend"
     weight = kernel(age) ...  expired: x expired_factor;  not yet valid: 0;  undated: fill
     score  = sim * (1 - s + s * weight)                                       # gated_multiply
 
-which is what :func:`chronorank.temporal.apply_temporal` computes for the same similarity
-(tests hold both to 1e-6). Differences from the embedded index, all explicit:
+where ``lead`` is BM25 over each document's first sentence or line (``lead_tokens`` terms
+at most), its query terms weighted by the body's idf as the index does, and a keyword or lead
+signal that no candidate matches leaves the total (the index's ``_fuse``). That is what
+:func:`chronorank.temporal.apply_temporal` computes for the same similarity (tests hold both
+to 1e-6). Differences from the embedded index, all explicit:
 
 - an undated document gets a *constant* weight: 1 for ``missing_date='keep'``, the kernel's
   floor for ``'penalise'``, and ``missing_weight`` (default 0.5) for ``'neutral'`` (the
@@ -32,6 +36,8 @@ which is what :func:`chronorank.temporal.apply_temporal` computes for the same s
   candidates with each other; they raise InvalidInput unless ``fallback='client'`` (a store
   built without naming the first two turns them off, unlike the index's defaults).
 - version chains (``group_key``) are not derived by the stores: give ``valid_to`` explicitly.
+- BM25 length statistics (``avgdl`` of the body and of the lead) are fixed when the table or
+  collection is created, from the first batch; the index recomputes them after every write.
 """
 
 from __future__ import annotations
@@ -152,8 +158,6 @@ class StoreConfig:
                 idx = idx.replace(relative_recency=None)
             if getattr(idx, "topical_margin", None) is not None and "topical_margin" not in str(raw or ""):
                 idx = idx.replace(topical_margin=None)
-            if getattr(idx, "lead_weight", 0) and "lead_weight" not in str(raw or ""):
-                idx = idx.replace(lead_weight=0.0)
         object.__setattr__(self, "index", idx)
         if self.fallback not in FALLBACKS:
             raise InvalidInput(f"fallback={self.fallback!r}; use 'error' (default) or 'client'.")
@@ -167,10 +171,10 @@ class StoreConfig:
                 "and cannot run inside the engine yet; use topical_margin=None (the stores' default) or "
                 "fallback='client'."
             )
-        if getattr(self.index, "dense_scale", "raw") != "raw" or getattr(self.index, "lead_weight", 0) > 0:
+        if getattr(self.index, "dense_scale", "raw") != "raw":
             raise InvalidInput(
-                "dense_scale='max' and lead_weight > 0 are embedded-index options that the engines do not "
-                "compute yet; use dense_scale='raw' and lead_weight=0 for a store."
+                "dense_scale='max' is an embedded-index option that the engines do not compute yet; "
+                "use dense_scale='raw' for a store."
             )
         if self.index.fusion != "blend" and self.fallback != "client":
             raise InvalidInput(
@@ -210,6 +214,8 @@ class PreparedDocs:
     vectors: np.ndarray | None  # float32 (n, d), L2-normalised
     terms: list[Counter[int]]  # hashed BM25 term counts
     lengths: np.ndarray  # terms per document
+    lead_terms: list[Counter[int]] = field(default_factory=list)  # the same over each lead
+    lead_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))  # terms per lead
 
 
 _RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
@@ -223,6 +229,7 @@ def prepare_docs(
     dim: int | None,
     bad_dates: str,
     need_terms: bool,
+    lead_tokens: int = 12,
 ) -> PreparedDocs:
     """Validate a batch the way the embedded index does (ids, text, dates, vectors)."""
     docs = list(docs)
@@ -263,16 +270,38 @@ def prepare_docs(
     vecs = _vectors(docs, records, vectors, embedder, dim)
     terms: list[Counter[int]] = []
     lengths = np.zeros(n, dtype=np.float64)
+    lead_terms: list[Counter[int]] = []
+    lead_len = np.zeros(n, dtype=np.float64)
     if need_terms and n:
-        from chronorank.index.text import analyze_many
-
-        for i, toks in enumerate(analyze_many((r["text"] for r in records), prefixes=True)):
-            terms.append(Counter(term_id(tk) for tk in toks))
-            lengths[i] = len(toks)
+        terms, lengths, lead_terms, lead_len = analyze_docs([r["text"] for r in records], lead_tokens)
     return PreparedDocs(
         ids=[r["id"] for r in records], texts=[r["text"] for r in records], records=records,
         start=start, end=end, vectors=vecs, terms=terms, lengths=lengths,
+        lead_terms=lead_terms, lead_lengths=lead_len,
     )
+
+
+def analyze_docs(
+    texts: Sequence[str], lead_tokens: int
+) -> tuple[list[Counter[int]], np.ndarray, list[Counter[int]], np.ndarray]:
+    """Hashed term counts and lengths of each text and of its lead, as the index cuts it: the
+    first ``min(terms, terms in the first sentence or line, lead_tokens)`` terms."""
+    from chronorank.index.core import lead_lengths
+    from chronorank.index.text import analyze_many
+
+    n = len(texts)
+    heads = lead_lengths(texts)
+    terms: list[Counter[int]] = []
+    lead_terms: list[Counter[int]] = []
+    lengths = np.zeros(n, dtype=np.float64)
+    lead_len = np.zeros(n, dtype=np.float64)
+    for i, toks in enumerate(analyze_many(texts, prefixes=True)):
+        ids = [term_id(tk) for tk in toks]
+        keep = min(len(ids), int(heads[i]), int(lead_tokens))
+        terms.append(Counter(ids))
+        lead_terms.append(Counter(ids[:keep]))
+        lengths[i], lead_len[i] = len(ids), keep
+    return terms, lengths, lead_terms, lead_len
 
 
 def _jsonable(x: Any) -> Any:
@@ -405,6 +434,16 @@ def bm25_idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
+def lead_query_weights(terms: Mapping[int, float], df: Mapping[int, int], n_docs: int) -> dict[int, float]:
+    """The lead field's query weights, BM25F-style as the index weighs them:
+    ``count x idf_body / idf_lead`` on lead values that carry ``idf_lead``. The stores keep the
+    lead's values tf-normalised only (``bm25_doc_values``), so ``idf_lead`` cancels and the
+    weight is ``count x idf_body`` (no lead document frequencies needed). Terms no document
+    holds are left out, as the index leaves out terms outside its vocabulary.
+    """
+    return {t: w * bm25_idf(n_docs, int(df[t])) for t, w in terms.items() if int(df.get(t, 0)) > 0}
+
+
 def point_id(doc_id: str) -> str:
     """Qdrant point id for a chronorank id (UUID5, stable across runs)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "chronorank:" + doc_id))
@@ -435,6 +474,8 @@ class QueryPlan:
     margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
     half_open: bool = False  # an as-of target [start, end): a document starting at T is future too
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
+    lead_w: float = 0.0  # the lead's weight after the index's share rule (0: off)
+    lead_tokens: int = 12  # the lead's length cap the stored values must have been built with
 
     def is_future(self, start: float) -> bool:
         return self.exclude_future and (start >= self.ref if self.half_open else start > self.ref)
@@ -452,18 +493,46 @@ class QueryPlan:
             return self.target[1]
         return self.ref
 
-    def score_expr(self, max_bm25: float) -> cx.Expr:
-        """The fused score over inputs ``cos``, ``bm25``, ``start``, ``end``."""
-        return combine_expr(self.sim_expr(max_bm25), self.weight, self.config.combine, self.strength)
+    def score_expr(self, max_bm25: float, max_lead: float = 0.0, *, pooled: bool = False) -> cx.Expr:
+        """The fused score over inputs ``cos``, ``bm25``, ``lead``, ``start``, ``end``."""
+        sim = self.sim_expr(max_bm25, max_lead, pooled=pooled)
+        return combine_expr(sim, self.weight, self.config.combine, self.strength)
 
-    def sim_expr(self, max_bm25: float) -> cx.Expr:
-        wd, wk = self.dense_w, self.keyword_w
-        total = wd + wk
+    def sim_weights(self, max_bm25: float, max_lead: float) -> tuple[float, float, float]:
+        """(w_d, w_k, w_l) as the index's ``_fuse`` counts them: a keyword or lead signal that
+        no candidate matches (its maximum is 0) leaves the total."""
+        wk = self.keyword_w if self.keyword_w > 0 and max_bm25 > 0 else 0.0
+        wl = self.lead_w if self.lead_w > 0 and max_lead > 0 else 0.0
+        return self.dense_w, wk, wl
+
+    def sim_expr(self, max_bm25: float, max_lead: float = 0.0, *, pooled: bool = False) -> cx.Expr:
+        """``(w_d clip(cos, 0, 1) + w_k bm25 / max_bm25 + w_l lead / max_lead) / total``.
+
+        ``pooled=True``: the engine normalises by its own pool maxima -- the inputs ``bm25``
+        and ``lead`` arrive divided by them, ``bm25_on``/``lead_on`` are 1 where that maximum
+        is above 0, and the total is summed from them in the expression.
+        """
+        cos = cx.clamp(cx.Var("cos", 0.0), 0.0, 1.0)
+        if pooled:
+            num: list[cx.Expr | float] = []
+            den: list[cx.Expr | float] = []
+            for w, x, on in ((self.dense_w, cos, None), (self.keyword_w, cx.Var("bm25", 0.0), "bm25_on"),
+                             (self.lead_w, cx.Var("lead", 0.0), "lead_on")):
+                if w > 0:
+                    num.append(cx.mul(w, x))
+                    den.append(w if on is None else cx.mul(w, cx.Var(on, 0.0)))
+            if not num:
+                return cx.Const(0.0)
+            return cx.div(cx.add(*num), cx.maximum(cx.add(*den), 1e-12))
+        wd, wk, wl = self.sim_weights(max_bm25, max_lead)
+        total = wd + wk + wl
         parts: list[cx.Expr | float] = []
         if wd > 0:
-            parts.append(cx.mul(wd / total, cx.clamp(cx.Var("cos", 0.0), 0.0, 1.0)))
-        if wk > 0 and max_bm25 > 0:
+            parts.append(cx.mul(wd / total, cos))
+        if wk > 0:
             parts.append(cx.mul(wk / total / max_bm25, cx.Var("bm25", 0.0)))
+        if wl > 0:
+            parts.append(cx.mul(wl / total / max_lead, cx.Var("lead", 0.0)))
         if not parts:
             return cx.Const(0.0)
         return cx._e(parts[0]) if len(parts) == 1 else cx.add(*parts)
@@ -587,7 +656,17 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         client=client, anchor=anc, half_open=half_open,
         margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
+        lead_w=lead_share(cfg.index), lead_tokens=int(getattr(cfg.index, "lead_tokens", 12)),
     )
+
+
+def lead_share(index_cfg: Any) -> float:
+    """The lead's weight as ``_fuse`` applies it: ``lead_weight x present / full``, where
+    present counts the dense and keyword weights whose signal exists. A store always has both
+    (every document has a vector; BM25 runs when keyword_weight > 0), so the share is the whole
+    ``lead_weight``; without BM25 there is no lead either (the index computes it with BM25)."""
+    lw = float(getattr(index_cfg, "lead_weight", 0.0))
+    return lw if lw > 0 and float(index_cfg.keyword_weight) > 0 else 0.0
 
 
 def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
@@ -626,13 +705,20 @@ class Candidates:
     start: np.ndarray
     end: np.ndarray
     lane_ranks: list[dict[str, int]] = field(default_factory=list)  # per hit: lane -> 1-based rank
+    lead: np.ndarray | None = None  # lead BM25 (None: no lead signal)
+
+    def sim_inputs(self) -> dict[str, np.ndarray]:
+        lead = self.lead if self.lead is not None else np.zeros_like(self.bm25)
+        return {"cos": self.cos, "bm25": self.bm25, "lead": lead}
 
 
-def client_score(plan: QueryPlan, cand: Candidates, max_bm25: float, k: int) -> tuple[np.ndarray, Candidates, Any]:
+def client_score(
+    plan: QueryPlan, cand: Candidates, max_bm25: float, k: int, max_lead: float = 0.0
+) -> tuple[np.ndarray, Candidates, Any]:
     """fallback='client': apply_temporal over the pool, the index's exact semantics."""
     from chronorank.temporal import apply_temporal
 
-    sim = cx.evaluate(plan.sim_expr(max_bm25), {"cos": cand.cos, "bm25": cand.bm25})
+    sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
     margin, tie = plan.margin
     top = float(sim.max()) if sim.size else 0.0
@@ -656,6 +742,7 @@ def build_ranking(
     max_bm25: float,
     lanes: Lanes,
     store: str,
+    max_lead: float = 0.0,
     order: np.ndarray | None = None,
     client_res: Any = None,
     meta: Mapping[str, Any] | None = None,
@@ -663,7 +750,7 @@ def build_ranking(
     """Hits with explanations from the engine's rows (already best-first unless ``order``)."""
     n = len(cand.ids)
     idx = np.arange(n) if order is None else np.asarray(order, dtype=np.int64)
-    sim_all = cx.evaluate(plan.sim_expr(max_bm25), {"cos": cand.cos, "bm25": cand.bm25})
+    sim_all = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim_all = np.broadcast_to(sim_all, (n,)).astype(np.float64)
     if client_res is not None:
         decay = np.asarray(client_res.decay, dtype=np.float64)
@@ -695,6 +782,8 @@ def build_ranking(
         signals["dense"] = cand.cos[idx]
     if plan.keyword_w > 0:
         signals["bm25"] = cand.bm25[idx]
+    if plan.lead_w > 0:
+        signals["lead"] = cand.sim_inputs()["lead"][idx]
     kernel = plan.config.kernel
     return Ranking(
         ids=[cand.ids[i] for i in idx.tolist()],
@@ -722,6 +811,7 @@ def build_ranking(
             "reference_time": plan.ref,
             "lanes": lanes,
             "max_bm25": max_bm25,
+            "max_lead": max_lead,
             "scoring": "client" if plan.client else "server",
             **dict(meta or {}),
         },

@@ -3,8 +3,12 @@
 Schema (created and migrated by the adapter; ``chronorank_schema`` records each table's version)::
 
     {table}     (id text PK, text, record jsonb, t_start float8, t_end float8,
-                 embedding vector(d), sparse sparsevec)   -- HNSW on embedding, btree on t_start
+                 embedding vector(d), sparse sparsevec,   -- HNSW on embedding, btree on t_start
+                 lead sparsevec)                          -- BM25 over the first sentence/line
     {table}_df  (term int PK, df int)                      -- BM25 document frequencies
+
+Schema 2 added ``lead``: opening a schema-1 table migrates it in one transaction (the column
+is added and filled from the stored texts; on any error nothing changes).
 
 Two ways to score a query, both one SQL statement (``method=``):
 
@@ -37,6 +41,7 @@ from chronorank.stores.base import (
     Lanes,
     QueryPlan,
     StoreConfig,
+    analyze_docs,
     as_matrix,
     bm25_doc_values,
     bm25_idf,
@@ -45,6 +50,7 @@ from chronorank.stores.base import (
     check_query,
     client_score,
     empty_ranking,
+    lead_query_weights,
     plan_query,
     prepare_docs,
     query_terms,
@@ -54,7 +60,7 @@ from chronorank.types import Intent, Ranking
 
 __all__ = ["PgVectorStore", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SPARSE_DIM = 1_000_000_000
 METHODS = ("lanes", "exact")
 #: batches at least this large drop and rebuild the HNSW index around the insert
@@ -72,6 +78,8 @@ def _migrations(t: str, dim: int) -> dict[int, list[str]]:
             f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)",
             f"CREATE INDEX IF NOT EXISTS {t}_start ON {t} (t_start)",
         ],
+        # the lead field; its values are filled by PgVectorStore._fill_leads in the same transaction
+        2: [f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS lead sparsevec({SPARSE_DIM})"],
     }
 
 
@@ -121,6 +129,8 @@ class PgVectorStore:
         self.k1, self.b = bm25_params(k1, b)
         self.dim: int | None = None
         self.avgdl: float | None = None
+        self.lead_avgdl: float | None = None
+        self.lead_tokens = int(self.config.index.lead_tokens)
         self._conn: Any = None
         self._ef = 0
         self._load_meta()
@@ -179,6 +189,17 @@ class PgVectorStore:
             "n_docs bigint NOT NULL DEFAULT 0)",
             fetch=False,
         )
+        # schema 2: the lead's length statistics, per table
+        has = self._run(
+            "SELECT 1 FROM information_schema.columns WHERE table_name = 'chronorank_schema' "
+            "AND column_name = 'lead_tokens' AND table_schema = ANY(current_schemas(false))"
+        )
+        if not has:
+            self._run(
+                "ALTER TABLE chronorank_schema ADD COLUMN IF NOT EXISTS lead_avgdl float8, "
+                "ADD COLUMN IF NOT EXISTS lead_tokens int",
+                fetch=False,
+            )
         rows = self._run("SELECT version, dim, avgdl FROM chronorank_schema WHERE tbl = %s", (self.table,))
         if not rows:
             return
@@ -189,24 +210,71 @@ class PgVectorStore:
                 f"understands ({SCHEMA_VERSION}); upgrade chronorank."
             )
         self.dim, self.avgdl = int(dim), float(avgdl)
-        self._migrate(int(version))
+        if version < SCHEMA_VERSION:
+            self._migrate()
+        self._load_lead()
 
-    def _migrate(self, version: int) -> None:
+    def _load_lead(self) -> None:
+        rows = self._run("SELECT lead_avgdl, lead_tokens FROM chronorank_schema WHERE tbl = %s", (self.table,))
+        if rows and rows[0][0] is not None:
+            self.lead_avgdl, self.lead_tokens = float(rows[0][0]), int(rows[0][1])
+
+    def _migrate(self) -> None:
+        """Bring the table to SCHEMA_VERSION in one transaction, holding its schema row locked
+        (a concurrent opener waits, then finds it done); any error rolls every step back."""
         assert self.dim is not None
         steps = _migrations(self.table, self.dim)
-        for v in range(version + 1, SCHEMA_VERSION + 1):
-            for stmt in steps[v]:
-                self._run(stmt, fetch=False)
-            self._run("UPDATE chronorank_schema SET version = %s WHERE tbl = %s", (v, self.table), fetch=False)
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                rows = self._run("SELECT version FROM chronorank_schema WHERE tbl = %s FOR UPDATE", (self.table,))
+                for v in range(int(rows[0][0]) + 1, SCHEMA_VERSION + 1):
+                    for stmt in steps[v]:
+                        self._run(stmt, fetch=False)
+                    if v == 2:
+                        self._fill_leads()
+                    self._run("UPDATE chronorank_schema SET version = %s WHERE tbl = %s", (v, self.table), fetch=False)
+        except ChronorankError:
+            raise
+        except Exception as exc:
+            raise ChronorankError(
+                f"migrating table {self.table!r} to chronorank schema {SCHEMA_VERSION} failed and was rolled "
+                f"back, the table is unchanged ({type(exc).__name__}: {exc}); fix the cause and open the store "
+                f"again, or use a new table and add() the documents there."
+            ) from exc
 
-    def _create(self, dim: int, avgdl: float) -> None:
+    def _fill_leads(self) -> None:
+        """Schema 1 -> 2: the lead values of the rows already stored, from their texts (the lead's
+        average length is taken over them, as the body's was over the first batch)."""
+        t = self.table
+        row = self._run("SELECT lead_avgdl FROM chronorank_schema WHERE tbl = %s", (t,))
+        if row and row[0][0] is not None:
+            return  # created as schema 2 (empty table, statistics from the first batch)
+        pgv = require("pgvector", extra="pgvector", package="pgvector")
+        ids_texts = self._run(f"SELECT id, text FROM {t} ORDER BY id")
+        _, _, lead_terms, lead_len = analyze_docs([r[1] for r in ids_texts], self.lead_tokens)
+        lead_avgdl = float(lead_len.mean()) if lead_len.size and lead_len.mean() > 0 else 1.0
+        rows = []
+        for (did, _text), counts, n in zip(ids_texts, lead_terms, lead_len.tolist()):
+            vals = bm25_doc_values(counts, n, lead_avgdl, self.k1, self.b)
+            if vals:
+                rows.append((pgv.SparseVector(vals, SPARSE_DIM), did))
+        if rows:
+            self._run(f"UPDATE {t} SET lead = %s WHERE id = %s", many=rows)
         self._run(
-            "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b) VALUES (%s, 0, %s, %s, %s, %s) "
-            "ON CONFLICT (tbl) DO NOTHING",
-            (self.table, dim, avgdl, self.k1, self.b), fetch=False,
+            "UPDATE chronorank_schema SET lead_avgdl = %s, lead_tokens = %s WHERE tbl = %s",
+            (lead_avgdl, self.lead_tokens, t), fetch=False,
+        )
+
+    def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
+        self._run(
+            "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b, lead_avgdl, lead_tokens) "
+            "VALUES (%s, 0, %s, %s, %s, %s, %s, %s) ON CONFLICT (tbl) DO NOTHING",
+            (self.table, dim, avgdl, self.k1, self.b, lead_avgdl, self.lead_tokens), fetch=False,
         )
         self.dim, self.avgdl = dim, avgdl
-        self._migrate(0)
+        self._migrate()
+        self._load_lead()
 
     @property
     def schema_version(self) -> int | None:
@@ -217,14 +285,16 @@ class PgVectorStore:
 
     def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
         """Insert or replace documents by ``id``; returns how many were written."""
-        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates, need_terms=True)
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
+                            need_terms=True, lead_tokens=self.lead_tokens)
         n = len(prep.ids)
         if n == 0:
             return 0
         assert prep.vectors is not None
         if self.dim is None:
             avgdl = float(prep.lengths.mean()) if prep.lengths.mean() > 0 else 1.0
-            self._create(int(prep.vectors.shape[1]), avgdl)
+            lead_avgdl = float(prep.lead_lengths.mean()) if prep.lead_lengths.mean() > 0 else 1.0
+            self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
         pgv = require("pgvector", extra="pgvector", package="pgvector")
         t = self.table
         old = self._run(f"SELECT sparse FROM {t} WHERE id = ANY(%s) AND sparse IS NOT NULL", (prep.ids,))
@@ -234,15 +304,18 @@ class PgVectorStore:
                 delta[int(term)] -= 1
         rows = []
         avgdl = float(self.avgdl or 1.0)
+        lead_avgdl = float(self.lead_avgdl or 1.0)
         for i in range(n):
             vals = bm25_doc_values(prep.terms[i], prep.lengths[i], avgdl, self.k1, self.b)
             for term in vals:
                 delta[term] += 1
             sparse = pgv.SparseVector(vals, SPARSE_DIM) if vals else None
+            lvals = bm25_doc_values(prep.lead_terms[i], prep.lead_lengths[i], lead_avgdl, self.k1, self.b)
+            lead = pgv.SparseVector(lvals, SPARSE_DIM) if lvals else None
             s, e = float(prep.start[i]), float(prep.end[i])
             rows.append((
                 prep.ids[i], prep.texts[i], json.dumps(prep.records[i]),
-                None if math.isnan(s) else s, None if math.isnan(e) else e, prep.vectors[i], sparse,
+                None if math.isnan(s) else s, None if math.isnan(e) else e, prep.vectors[i], sparse, lead,
             ))
         # a large batch is loaded without the HNSW index, which is then built once (much faster
         # than n incremental inserts); searches meanwhile fall back to exact scans
@@ -250,9 +323,10 @@ class PgVectorStore:
         if rebuild:
             self._run(f"DROP INDEX IF EXISTS {t}_hnsw", fetch=False)
         self._run(
-            f"INSERT INTO {t} (id, text, record, t_start, t_end, embedding, sparse) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+            f"INSERT INTO {t} (id, text, record, t_start, t_end, embedding, sparse, lead) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, record = EXCLUDED.record, t_start = EXCLUDED.t_start, "
-            "t_end = EXCLUDED.t_end, embedding = EXCLUDED.embedding, sparse = EXCLUDED.sparse",
+            "t_end = EXCLUDED.t_end, embedding = EXCLUDED.embedding, sparse = EXCLUDED.sparse, lead = EXCLUDED.lead",
             many=rows,
         )
         if rebuild:
@@ -323,32 +397,44 @@ class PgVectorStore:
             return empty_ranking(query, intent, now_s, "pgvector")
         topical = (intent.topical_query or "").strip() or query
         qvec = self._query_vector(topical, vector, plan)
-        svec = self._query_sparse(topical, plan.idf_power) if plan.keyword_w > 0 else None
+        self._check_lead(plan)
+        svec, lvec = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None)
         if plan.client:
             method = "lanes"
         need_ef = max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)
         if need_ef != self._ef:
             self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
             self._ef = need_ef
-        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k))
+        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec)
         rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
-        cand = _candidates(rows)
-        max_bm25 = float(rows[0][7]) if rows else 0.0
+        cand = _candidates(rows, lead=lvec is not None)
+        max_bm25 = float(rows[0][8]) if rows else 0.0
+        max_lead = float(rows[0][9]) if rows else 0.0
         meta: dict[str, Any] = {"method": method}
         if plan.client:
-            order, cand, res = client_score(plan, cand, max_bm25, int(k))
+            order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector",
-                                 order=order, client_res=res, meta=meta)
-        return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector", meta=meta)
+                                 order=order, client_res=res, meta=meta, max_lead=max_lead)
+        return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector", meta=meta,
+                             max_lead=max_lead)
+
+    def _check_lead(self, plan: QueryPlan) -> None:
+        if plan.lead_w > 0 and self.lead_avgdl is not None and plan.lead_tokens != self.lead_tokens:
+            raise InvalidInput(
+                f"lead_tokens={plan.lead_tokens} but table {self.table!r} stores leads of at most "
+                f"{self.lead_tokens} terms; use lead_tokens={self.lead_tokens}, or add the documents to a "
+                "new table built with the lead_tokens you want."
+            )
 
     def sql(
         self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, method: str, limit: int | None,
+        lvec: Any = None,
     ) -> tuple[str, dict[str, Any]]:
         """The scoring statement and its parameters (public for EXPLAIN and the docs)."""
         t = self.table
-        params: dict[str, Any] = {"q": qvec, "sq": svec}
+        params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
         if plan.exclude_future:
             op = "<" if plan.half_open else "<="
@@ -357,12 +443,19 @@ class PgVectorStore:
             where.append("t_start IS NOT NULL")
         flt = " AND ".join(where)
         bm25_col = "COALESCE(-(d.sparse <#> %(sq)s), 0.0)" if svec is not None else "0.0"
-        cols = {"cos": "c.cos", "bm25": "(c.bm25 / NULLIF(mx.m, 0.0))", "start": "c.t_start", "end": "c.t_end"}
-        score = cx.to_sql(plan.score_expr(1.0), cols)
+        lead_col = "COALESCE(-(d.lead <#> %(lq)s), 0.0)" if lvec is not None and plan.lead_w > 0 else "0.0"
+        # BM25 and the lead are divided by their maxima over the scored pool (mx), as _fuse does
+        cols = {
+            "cos": "c.cos", "bm25": "(c.bm25 / NULLIF(mx.m, 0.0))", "lead": "(c.lead / NULLIF(mx.l, 0.0))",
+            "bm25_on": "(CASE WHEN mx.m > 0 THEN 1.0 ELSE 0.0 END)",
+            "lead_on": "(CASE WHEN mx.l > 0 THEN 1.0 ELSE 0.0 END)",
+            "start": "c.t_start", "end": "c.t_end",
+        }
+        score = cx.to_sql(plan.score_expr(1.0, 1.0, pooled=True), cols)
         if method == "exact":
             body = (
                 f"c AS (SELECT d.id, d.record, d.t_start, d.t_end, 1.0 - (d.embedding <=> %(q)s) AS cos, "
-                f"{bm25_col} AS bm25, NULL::jsonb AS lanes FROM {t} d WHERE {flt})"
+                f"{bm25_col} AS bm25, {lead_col} AS lead, NULL::jsonb AS lanes FROM {t} d WHERE {flt})"
             )
         else:
             parts = []
@@ -388,12 +481,12 @@ class PgVectorStore:
             body = (
                 f"pool AS (SELECT id, jsonb_object_agg(lane, r) AS lanes FROM ({union}) u GROUP BY id), "
                 f"c AS (SELECT d.id, d.record, d.t_start, d.t_end, 1.0 - (d.embedding <=> %(q)s) AS cos, "
-                f"{bm25_col} AS bm25, pool.lanes FROM pool JOIN {t} d USING (id))"
+                f"{bm25_col} AS bm25, {lead_col} AS lead, pool.lanes FROM pool JOIN {t} d USING (id))"
             )
         tail = "" if limit is None else f" LIMIT {int(limit)}"
         sql = (
-            f"WITH {body}, mx AS (SELECT COALESCE(max(bm25), 0.0) AS m FROM c) "
-            f"SELECT c.id, c.record, c.t_start, c.t_end, c.cos, c.bm25, c.lanes, mx.m, {score} AS score "
+            f"WITH {body}, mx AS (SELECT COALESCE(max(bm25), 0.0) AS m, COALESCE(max(lead), 0.0) AS l FROM c) "
+            f"SELECT c.id, c.record, c.t_start, c.t_end, c.cos, c.bm25, c.lead, c.lanes, mx.m, mx.l, {score} AS score "
             f"FROM c, mx ORDER BY score DESC, c.id{tail}"
         )
         return sql, params
@@ -413,20 +506,24 @@ class PgVectorStore:
             q[0] = 1.0
         return q
 
-    def _query_sparse(self, topical: str, idf_power: float = 0.0) -> Any:
+    def _query_sparse(self, topical: str, plan: QueryPlan) -> tuple[Any, Any]:
+        """The body's query vector (count x idf x idf**idf_power) and the lead's (count x body idf)."""
         terms = query_terms(topical)
         if not terms:
-            return None
+            return None, None
         pgv = require("pgvector", extra="pgvector", package="pgvector")
         rows = self._run(
             f"SELECT term, df FROM {self.table}_df WHERE term = ANY(%s) AND df > 0", (list(terms),)
         )
+        df = {int(term): int(d) for term, d in rows}
         n_docs = len(self)
         vals = {}
-        for term, df in rows:
-            idf = bm25_idf(n_docs, int(df))
-            vals[int(term)] = idf * terms[int(term)] * (idf ** idf_power if idf_power else 1.0)
-        return pgv.SparseVector(vals, SPARSE_DIM) if vals else None
+        for term, d in df.items():
+            idf = bm25_idf(n_docs, d)
+            vals[term] = idf * terms[term] * (idf ** plan.idf_power if plan.idf_power else 1.0)
+        lead = lead_query_weights(terms, df, n_docs) if plan.lead_w > 0 else {}
+        return (pgv.SparseVector(vals, SPARSE_DIM) if vals else None,
+                pgv.SparseVector(lead, SPARSE_DIM) if lead else None)
 
     def __repr__(self) -> str:
         return f"PgVectorStore(dsn={_safe_dsn(self.dsn)!r}, table={self.table!r}, method={self.method!r})"
@@ -442,16 +539,17 @@ def _safe_dsn(dsn: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
 
 
-def _candidates(rows: list[Any]) -> Candidates:
+def _candidates(rows: list[Any], lead: bool) -> Candidates:
     n = len(rows)
     ids, recs, lanes = [], [], []
     start, end = np.full(n, np.nan), np.full(n, np.nan)
-    cos, bm25, score = np.zeros(n), np.zeros(n), np.zeros(n)
-    for i, (did, rec, ts, te, c, b, ln, _m, sc) in enumerate(rows):
+    cos, bm25, lead_v, score = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    for i, (did, rec, ts, te, c, b, ld, ln, _m, _l, sc) in enumerate(rows):
         ids.append(did)
         recs.append(rec if isinstance(rec, dict) else json.loads(rec))
         start[i] = np.nan if ts is None else ts
         end[i] = np.nan if te is None else te
-        cos[i], bm25[i], score[i] = float(c), float(b), float(sc)
+        cos[i], bm25[i], lead_v[i], score[i] = float(c), float(b), float(ld), float(sc)
         lanes.append({k: int(v) for k, v in (ln or {}).items()})
-    return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end, lane_ranks=lanes)
+    return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end, lane_ranks=lanes,
+                      lead=lead_v if lead else None)

@@ -2,15 +2,21 @@
 
 One search is one ``query_points`` request::
 
-    prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ) ]
+    prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ), rescore-by-lead( lanes ) ]
     lanes    = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
-    query    = FormulaQuery( score(sim($score[0], $score[1]), decay(_start, _end)) )
+    query    = FormulaQuery( score(sim($score[0], $score[1], $score[2]), decay(_start, _end)) )
 
 Every lane carries the validity filter itself (qdrant-client#1372: local mode ignores a
 top-level ``query_filter`` on formula/fusion queries with prefetches). With ``diagnose=True``
 (default) a second, batched request lists each lane's ids so explanations can flag hits that
 came from a lane's edge; it also yields the BM25 maximum that normalises the keyword signal
-(without diagnostics a one-row BM25 query does that).
+(without diagnostics a one-row BM25 query does that) and, with the lead on, the lead's maximum.
+
+Vectors per point: ``dense`` (cosine), ``bm25`` (sparse, IDF modifier: the engine applies the
+body idf) and, from schema 2, ``lead`` (sparse, no modifier: BM25 over the first sentence or
+line, tf-normalised; the query carries count x body idf, the index's BM25F-style weight).
+Qdrant cannot add a named vector to an existing collection, so a schema-1 collection keeps
+working with ``lead_weight=0`` and raises a clear error otherwise (re-create it to get the lead).
 
 Payload per point: ``_id`` (the chronorank id), ``text``, ``metadata``, the raw date fields,
 ``_start``/``_end`` (epoch seconds, float-indexed: the formula and lane filters read them)
@@ -35,11 +41,13 @@ from chronorank.stores.base import (
     QueryPlan,
     StoreConfig,
     bm25_doc_values,
+    bm25_idf,
     bm25_params,
     build_ranking,
     check_query,
     client_score,
     empty_ranking,
+    lead_query_weights,
     merge_lane_ranks,
     plan_query,
     point_id,
@@ -51,9 +59,10 @@ from chronorank.types import Intent, Ranking, epoch_to_datetime
 
 __all__ = ["QdrantStore", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DENSE = "dense"
 SPARSE = "bm25"
+LEAD = "lead"
 
 
 def _models() -> Any:
@@ -117,6 +126,9 @@ class QdrantStore:
         self.k1, self.b = bm25_params(k1, b)
         self.dim: int | None = None
         self.avgdl: float | None = None
+        self.lead_avgdl: float | None = None
+        self.lead_tokens = int(self.config.index.lead_tokens)
+        self.has_lead = True  # False for a schema-1 collection (no lead vectors)
         self._load_meta()
 
     # ------------------------------------------------------------------ schema
@@ -142,14 +154,19 @@ class QdrantStore:
             )
         self.dim = int(meta["dim"]) if meta.get("dim") else None
         self.avgdl = float(meta["avgdl"]) if meta.get("avgdl") else None
+        self.has_lead = int(version) >= 2
+        if self.has_lead:
+            self.lead_avgdl = float(meta.get("lead_avgdl") or 1.0)
+            self.lead_tokens = int(meta.get("lead_tokens") or self.lead_tokens)
 
-    def _create(self, dim: int, avgdl: float) -> None:
+    def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
         m = _models()
         self.client.create_collection(
             self.collection,
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
-            sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
-            metadata={"chronorank_schema": SCHEMA_VERSION, "dim": dim, "avgdl": avgdl, "k1": self.k1, "b": self.b},
+            sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF), LEAD: m.SparseVectorParams()},
+            metadata={"chronorank_schema": SCHEMA_VERSION, "dim": dim, "avgdl": avgdl, "k1": self.k1, "b": self.b,
+                      "lead_avgdl": lead_avgdl, "lead_tokens": self.lead_tokens},
         )
         for key, kind in (
             ("_start", m.PayloadSchemaType.FLOAT), ("_end", m.PayloadSchemaType.FLOAT),
@@ -159,22 +176,26 @@ class QdrantStore:
             with warnings.catch_warnings():  # local mode warns that payload indexes are no-ops there
                 warnings.simplefilter("ignore", UserWarning)
                 self.client.create_payload_index(self.collection, field_name=key, field_schema=kind)
-        self.dim, self.avgdl = dim, avgdl
+        self.dim, self.avgdl, self.lead_avgdl, self.has_lead = dim, avgdl, lead_avgdl, True
 
     # ------------------------------------------------------------------ writing
 
     def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
         """Insert or replace documents by ``id`` (FORMAT.md corpus dicts); returns how many."""
-        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates, need_terms=True)
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
+                            need_terms=True, lead_tokens=self.lead_tokens)
         n = len(prep.ids)
         if n == 0:
             return 0
         assert prep.vectors is not None
         if not self._exists():
             avgdl = float(prep.lengths.mean()) if prep.lengths.size and prep.lengths.mean() > 0 else 1.0
-            self._create(int(prep.vectors.shape[1]), avgdl)
+            lead = prep.lead_lengths
+            lead_avgdl = float(lead.mean()) if lead.size and lead.mean() > 0 else 1.0
+            self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
         m = _models()
         avgdl = float(self.avgdl or 1.0)
+        lead_avgdl = float(self.lead_avgdl or 1.0)
         points = []
         for i in range(n):
             rec = prep.records[i]
@@ -199,6 +220,10 @@ class QdrantStore:
                 idx = sorted(vals)
                 payload["_terms"] = idx  # document frequencies for idf_power (count by term)
                 vec[SPARSE] = m.SparseVector(indices=idx, values=[vals[t] for t in idx])
+            lvals = bm25_doc_values(prep.lead_terms[i], prep.lead_lengths[i], lead_avgdl, self.k1, self.b)
+            if lvals and self.has_lead:
+                lidx = sorted(lvals)
+                vec[LEAD] = m.SparseVector(indices=lidx, values=[lvals[t] for t in lidx])
             points.append(m.PointStruct(id=point_id(rec["id"]), vector=vec, payload=payload))
         for lo in range(0, n, 512):
             self._call(self.client.upsert, self.collection, points=points[lo:lo + 512], wait=True)
@@ -260,49 +285,74 @@ class QdrantStore:
             return empty_ranking(query, intent, now_s, "qdrant")
         topical = (intent.topical_query or "").strip() or query
         m = _models()
+        self._check_lead(plan)
         qvec = self._query_vector(topical, vector, plan, lanes)
         terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
-        svec = self._query_sparse(terms, plan.idf_power) if terms else None
+        svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
         base = self._base_filter(plan)
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
             return empty_ranking(query, intent, now_s, "qdrant")
-        # request 1 (batched): lane ids for diagnostics, and the BM25 maximum
-        max_bm25, lane_ids = self._probe(named, svec, base, diagnose, plan)
+        # request 1 (batched): lane ids for diagnostics, and the BM25 and lead maxima
+        max_bm25, max_lead, lane_ids = self._probe(named, svec, base, diagnose, plan, lvec)
         prefetch = [p for _, p in named]
         pool = sum(int(p.limit) for p in prefetch)
-        rescorers: list[Any] = []
+        rescorers: list[tuple[str, Any]] = []
         slots: dict[str, str] = {}
-        if qvec is not None:
-            slots["cos"] = f"$score[{len(rescorers)}]"
-            rescorers.append(m.Prefetch(prefetch=prefetch, query=qvec, using=DENSE, filter=base, limit=pool))
-        if svec is not None and plan.keyword_w > 0 and max_bm25 > 0:
-            slots["bm25"] = f"$score[{len(rescorers)}]"
-            rescorers.append(m.Prefetch(prefetch=prefetch, query=svec, using=SPARSE, filter=base, limit=pool))
+        for name, q, using, on in (
+            ("cos", qvec, DENSE, True),
+            ("bm25", svec, SPARSE, plan.keyword_w > 0 and max_bm25 > 0),
+            ("lead", lvec, LEAD, plan.lead_w > 0 and max_lead > 0),
+        ):
+            if q is not None and on:
+                slots[name] = f"$score[{len(rescorers)}]"
+                rescorers.append((name, m.Prefetch(prefetch=prefetch, query=q, using=using, filter=base, limit=pool)))
+        if "lead" not in slots:
+            lvec, max_lead = None, 0.0
         if plan.client:
-            cand = self._pool(rescorers, slots, qvec, pool)
+            cand = self._pool(rescorers, pool)
             cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
-            order, cand, res = client_score(plan, cand, max_bm25, int(k))
+            order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                                 order=order, client_res=res, meta={"n_docs": len(self)})
-        formula, defaults = self.formula(plan, max_bm25, slots)
+                                 order=order, client_res=res, meta={"n_docs": len(self)}, max_lead=max_lead)
+        formula, defaults = self.formula(plan, max_bm25, slots, max_lead)
         res_pts = self._call(
-            self.client.query_points, self.collection, prefetch=rescorers,
+            self.client.query_points, self.collection, prefetch=[p for _, p in rescorers],
             query=m.FormulaQuery(formula=formula, defaults=defaults), limit=int(k),
-            with_payload=True, with_vectors=[DENSE],
+            with_payload=True, with_vectors=[DENSE] + ([LEAD] if lvec is not None else []),
         ).points
-        cand = self._candidates(res_pts, qvec, plan, max_bm25)
+        cand = self._candidates(res_pts, qvec, plan, max_bm25, lvec, max_lead)
         cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
         return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                             meta={"pool": pool})
+                             meta={"pool": pool}, max_lead=max_lead)
 
     # ------------------------------------------------------------------ pieces
 
+    def _check_lead(self, plan: QueryPlan) -> None:
+        if plan.lead_w <= 0:
+            return
+        if not self.has_lead:
+            raise InvalidInput(
+                f"collection {self.collection!r} was created by an older chronorank (schema 1) without lead "
+                f"vectors, and Qdrant cannot add a named vector to an existing collection; re-create it "
+                f"(delete the collection and add() the documents again) to get the lead field, or pass "
+                f"lead_weight=0 (config='index(lead_weight=0, ...)') to search it as before."
+            )
+        if plan.lead_tokens != self.lead_tokens:
+            raise InvalidInput(
+                f"lead_tokens={plan.lead_tokens} but collection {self.collection!r} stores leads of at most "
+                f"{self.lead_tokens} terms; use lead_tokens={self.lead_tokens}, or add the documents to a new "
+                "collection built with the lead_tokens you want."
+            )
+
     @staticmethod
-    def formula(plan: QueryPlan, max_bm25: float, slots: Mapping[str, str]) -> tuple[Any, dict[str, Any]]:
+    def formula(
+        plan: QueryPlan, max_bm25: float, slots: Mapping[str, str], max_lead: float = 0.0
+    ) -> tuple[Any, dict[str, Any]]:
         """The compiled score as a Qdrant expression plus its ``defaults``."""
-        fields = {"start": "_start", "end": "_end", "cos": slots.get("cos", "$score[9]"), "bm25": slots.get("bm25", "$score[9]")}
-        expr = plan.score_expr(max_bm25 if "bm25" in slots else 0.0)
+        fields = {"start": "_start", "end": "_end"}
+        fields.update({name: slots.get(name, "$score[9]") for name in ("cos", "bm25", "lead")})
+        expr = plan.score_expr(max_bm25 if "bm25" in slots else 0.0, max_lead if "lead" in slots else 0.0)
         defaults: dict[str, Any] = {"_start": plan.now, "_end": plan.now}
         for s in slots.values():
             defaults[s] = 0.0
@@ -325,24 +375,27 @@ class QdrantStore:
         q = np.asarray(self.embedder.embed([topical]), dtype=np.float32)
         return as_matrix(q, self.dim, "query embedding")[0].astype(np.float64).tolist()
 
-    def _query_sparse(self, terms: Mapping[int, float], idf_power: float) -> Any:
-        """Query term weights: the count (a version series counts SERIES_WEIGHT), times idf**idf_power (Qdrant's IDF modifier adds idf)."""
+    def _query_sparse(self, terms: Mapping[int, float], plan: QueryPlan) -> tuple[Any, Any]:
+        """Query term weights for the body: the count (a version series counts SERIES_WEIGHT),
+        times idf**idf_power (Qdrant's IDF modifier adds idf); for the lead: count x body idf
+        (:func:`~chronorank.stores.base.lead_query_weights`). Document frequencies come from the
+        ``_terms`` payload, one count per query term, only when either needs them."""
         m = _models()
         ids = sorted(terms)
         vals = [float(terms[t]) for t in ids]
-        if idf_power:
-            from chronorank.stores.base import bm25_idf
-
+        lead = None
+        if plan.idf_power or plan.lead_w > 0:
             n_docs = len(self)
-            keep_i, keep_v = [], []
-            for t, v in zip(ids, vals):
-                df = int(self._call(self.client.count, self.collection, exact=True, count_filter=m.Filter(
-                    must=[m.FieldCondition(key="_terms", match=m.MatchValue(value=t))])).count)
-                if df:
-                    keep_i.append(t)
-                    keep_v.append(v * bm25_idf(n_docs, df) ** idf_power)
-            ids, vals = keep_i, keep_v
-        return m.SparseVector(indices=ids, values=vals) if ids else None
+            df = {t: int(self._call(self.client.count, self.collection, exact=True, count_filter=m.Filter(
+                must=[m.FieldCondition(key="_terms", match=m.MatchValue(value=t))])).count) for t in ids}
+            if plan.idf_power:
+                keep = [(t, v * bm25_idf(n_docs, df[t]) ** plan.idf_power) for t, v in zip(ids, vals) if df[t]]
+                ids, vals = [t for t, _ in keep], [v for _, v in keep]
+            if plan.lead_w > 0:
+                lw = lead_query_weights(terms, df, n_docs)
+                lidx = sorted(lw)
+                lead = m.SparseVector(indices=lidx, values=[lw[t] for t in lidx]) if lidx else None
+        return (m.SparseVector(indices=ids, values=vals) if ids else None), lead
 
     def _base_filter(self, plan: QueryPlan) -> Any:
         m = _models()
@@ -389,7 +442,9 @@ class QdrantStore:
             out.append(("newest", m.Prefetch(query=order, filter=flt, limit=lanes.newest)))
         return out
 
-    def _probe(self, named: list[tuple[str, Any]], svec: Any, base: Any, diagnose: bool, plan: QueryPlan) -> tuple[float, dict[str, dict[str, int]]]:
+    def _probe(
+        self, named: list[tuple[str, Any]], svec: Any, base: Any, diagnose: bool, plan: QueryPlan, lvec: Any = None,
+    ) -> tuple[float, float, dict[str, dict[str, int]]]:
         m = _models()
         reqs, names = [], []
         if diagnose:
@@ -401,23 +456,33 @@ class QdrantStore:
         if need_max and "keyword" not in names:
             reqs.append(m.QueryRequest(query=svec, using=SPARSE, filter=base, limit=1, with_payload=["_id"]))
             names.append("_max")
+        if lvec is not None and plan.lead_w > 0:
+            # the lead's maximum over the filtered collection (the body's comes from its lane)
+            reqs.append(m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=["_id"]))
+            names.append("_lead")
         if not reqs:
-            return 0.0, {}
+            return 0.0, 0.0, {}
         results = self._call(self.client.query_batch_points, self.collection, requests=reqs)
-        max_bm25 = 0.0
+        max_bm25 = max_lead = 0.0
         lists = []
         for name, res in zip(names, results):
             pts = res.points
             if name in ("keyword", "_max") and pts:
                 max_bm25 = float(pts[0].score)
-            if name != "_max":
+            if name == "_lead" and pts:
+                max_lead = float(pts[0].score)
+            if name not in ("_max", "_lead"):
                 lists.append((name, [str((p.payload or {}).get("_id")) for p in pts]))
-        return max_bm25, merge_lane_ranks(lists)
+        return max_bm25, max_lead, merge_lane_ranks(lists)
 
-    def _candidates(self, pts: list[Any], qvec: Any, plan: QueryPlan, max_bm25: float) -> Candidates:
+    def _candidates(
+        self, pts: list[Any], qvec: Any, plan: QueryPlan, max_bm25: float, lvec: Any = None, max_lead: float = 0.0,
+    ) -> Candidates:
         n = len(pts)
         ids, recs = [], []
         start, end, cos, score = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan), np.zeros(n)
+        lead = np.zeros(n)
+        lq = {} if lvec is None else dict(zip(lvec.indices, lvec.values))
         q = None if qvec is None else np.asarray(qvec, dtype=np.float64)
         for i, p in enumerate(pts):
             pl = p.payload or {}
@@ -427,27 +492,35 @@ class QdrantStore:
             start[i] = pl.get("_start", np.nan)
             end[i] = pl.get("_end", np.nan)
             score[i] = p.score
-            vec = p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector
+            vecs = p.vector if isinstance(p.vector, dict) else {DENSE: p.vector}
+            vec = vecs.get(DENSE)
             if q is not None and vec is not None:
                 cos[i] = float(np.dot(np.asarray(vec, dtype=np.float64), q))
+            lv = vecs.get(LEAD)
+            if lq and lv is not None:  # the lead's dot product: no modifier, exact on the client
+                lead[i] = sum(lq.get(t, 0.0) * v for t, v in zip(lv.indices, lv.values))
         # the engine reports one number; the BM25 part of similarity is recovered from it
         bm25 = np.zeros(n)
-        if plan.keyword_w > 0 and max_bm25 > 0:
+        wd, wk, wl = plan.sim_weights(max_bm25, max_lead if lq else 0.0)
+        if wk > 0:
             w = plan.weights(start, end)
             s = plan.strength
             f = (1 - s + s * w) if plan.config.combine == "gated_multiply" else np.power(w, s)
-            total = plan.dense_w + plan.keyword_w
-            dense_part = plan.dense_w / total * np.clip(np.nan_to_num(cos), 0, 1)
+            total = wd + wk + wl
+            known = wd / total * np.clip(np.nan_to_num(cos), 0, 1)
+            if wl > 0:
+                known = known + wl / total * lead / max_lead
             with np.errstate(divide="ignore", invalid="ignore"):
                 sim = np.where(f > 0, score / f, np.nan)
-                bm25 = np.maximum((sim - dense_part) * total * max_bm25 / plan.keyword_w, 0.0)
-        return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end)
+                bm25 = np.maximum((sim - known) * total * max_bm25 / wk, 0.0)
+        return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end,
+                          lead=lead if lq else None)
 
-    def _pool(self, rescorers: list[Any], slots: Mapping[str, str], qvec: Any, pool: int) -> Candidates:
-        """fallback='client': every pool member with its exact cosine and BM25."""
+    def _pool(self, rescorers: list[tuple[str, Any]], pool: int) -> Candidates:
+        """fallback='client': every pool member with its exact cosine, BM25 and lead."""
         cols: dict[str, dict[str, float]] = {}
         payloads: dict[str, dict[str, Any]] = {}
-        for name, pre in zip(("cos", "bm25"), rescorers) if "cos" in slots else zip(("bm25",), rescorers):
+        for name, pre in rescorers:
             pts = self._call(self.client.query_points, self.collection, prefetch=pre.prefetch, query=pre.query,
                              using=pre.using, limit=pool, with_payload=True).points
             cols[name] = {str(p.payload["_id"]): float(p.score) for p in pts}
@@ -459,6 +532,7 @@ class QdrantStore:
             ids=ids, records=[_record(payloads[d]) for d in ids], score=np.zeros(n),
             cos=np.array([cols.get("cos", {}).get(d, 0.0) for d in ids], dtype=np.float64),
             bm25=np.array([cols.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
+            lead=np.array([cols["lead"].get(d, 0.0) for d in ids], dtype=np.float64) if "lead" in cols else None,
             start=np.array([payloads[d].get("_start", np.nan) for d in ids], dtype=np.float64),
             end=np.array([payloads[d].get("_end", np.nan) for d in ids], dtype=np.float64),
         )
