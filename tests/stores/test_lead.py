@@ -199,9 +199,35 @@ def test_qdrant_schema_1_collection_needs_lead_off_or_a_rebuild(embedder) -> Non
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
         metadata={"chronorank_schema": 1, "dim": 64, "avgdl": 8.0, "k1": 1.2, "b": 0.3},
     )
-    s = QdrantStore("old", client=client, embedder=embedder, config=LEAD_CFG)
+    named = LEAD_CFG[:-1] + ", lead_weight=0.5)"  # the caller asks for the lead by name
+    s = QdrantStore("old", client=client, embedder=embedder, config=named)
     assert s.add(LEAD_DOCS) == len(LEAD_DOCS)
     with pytest.raises(InvalidInput, match=r"schema 1.*re-create it.*lead_weight=0"):
         s.search("polars release", now=NOW)
     hits = s.search("polars release", k=2, now="2024-07-01", lead_weight=0)
     assert hits.ids == ["notes-w23", "polars-1.2"] and "lead" not in hits.signals
+
+
+def test_qdrant_schema_1_collection_with_the_default_lead_searches_without_it(embedder) -> None:  # noqa: ANN001
+    """Upgrading chronorank must not break search on an old collection: with the default
+    lead weight (not named) it searches without the lead and warns once how to get it."""
+    pytest.importorskip("qdrant_client")
+    from qdrant_client import QdrantClient, models
+
+    from chronorank.stores import QdrantStore
+
+    client = QdrantClient(location=":memory:")
+    client.create_collection(
+        "old",
+        vectors_config={"dense": models.VectorParams(size=64, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        metadata={"chronorank_schema": 1, "dim": 64, "avgdl": 8.0, "k1": 1.2, "b": 0.3},
+    )
+    s = QdrantStore("old", client=client, embedder=embedder)  # the default config: lead 0.5, not named
+    assert s.add(LEAD_DOCS) == len(LEAD_DOCS)
+    with pytest.warns(UserWarning, match=r"schema 1.*without the lead.*Re-create it"):
+        hits = s.search("polars release", k=2, now="2024-07-01")
+    off = s.search("polars release", k=2, now="2024-07-01", lead_weight=0)
+    assert hits.ids == off.ids and "lead" not in hits.signals
+    with pytest.raises(InvalidInput, match=r"schema 1"):
+        s.search("polars release", now=NOW, lead_weight=0.5)  # named: the caller asked for the lead

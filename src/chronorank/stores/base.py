@@ -144,11 +144,17 @@ class StoreConfig:
     lanes: Lanes = field(default_factory=Lanes)
     missing_weight: float = 0.5
     fallback: str = "error"
+    # whether the caller named lead_weight (a spec string or a per-query override) rather than
+    # taking the default: an old collection without lead vectors then raises instead of
+    # searching without the lead
+    lead_named: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         from chronorank.index.config import IndexConfig
 
         raw = self.index
+        if isinstance(raw, str) and "lead_weight" in raw:
+            object.__setattr__(self, "lead_named", True)
         idx = IndexConfig.from_spec(raw)
         if not isinstance(raw, IndexConfig):
             # the index's defaults for these compare candidates with each other (a competitive
@@ -196,7 +202,8 @@ class StoreConfig:
         mine = {k: v for k, v in changes.items() if k in own}
         rest = {k: v for k, v in changes.items() if k not in own}
         idx = self.index.replace(**rest) if rest else self.index
-        return dataclasses.replace(self, index=idx, **mine)
+        named = self.lead_named or "lead_weight" in rest
+        return dataclasses.replace(self, index=idx, lead_named=named, **mine)
 
 
 # ---------------------------------------------------------------------- documents

@@ -15,8 +15,9 @@ came from a lane's edge; it also yields the BM25 maximum that normalises the key
 Vectors per point: ``dense`` (cosine), ``bm25`` (sparse, IDF modifier: the engine applies the
 body idf) and, from schema 2, ``lead`` (sparse, no modifier: BM25 over the first sentence or
 line, tf-normalised; the query carries count x body idf, the index's BM25F-style weight).
-Qdrant cannot add a named vector to an existing collection, so a schema-1 collection keeps
-working with ``lead_weight=0`` and raises a clear error otherwise (re-create it to get the lead).
+Qdrant cannot add a named vector to an existing collection, so a schema-1 collection is
+searched without the lead under the default weight (with a warning naming the fix: re-create
+it) and raises a clear error when ``lead_weight`` is named.
 
 Payload per point: ``_id`` (the chronorank id), ``text``, ``metadata``, the raw date fields,
 ``_start``/``_end`` (epoch seconds, float-indexed: the formula and lane filters read them)
@@ -26,6 +27,7 @@ The same code runs on ``":memory:"``, a local ``path`` or a server ``url`` (see 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Iterable, Mapping
@@ -129,6 +131,7 @@ class QdrantStore:
         self.lead_avgdl: float | None = None
         self.lead_tokens = int(self.config.index.lead_tokens)
         self.has_lead = True  # False for a schema-1 collection (no lead vectors)
+        self._warned_no_lead = False
         self._load_meta()
 
     # ------------------------------------------------------------------ schema
@@ -285,6 +288,17 @@ class QdrantStore:
             return empty_ranking(query, intent, now_s, "qdrant")
         topical = (intent.topical_query or "").strip() or query
         m = _models()
+        if plan.lead_w > 0 and not self.has_lead and not cfg.lead_named:
+            # an older collection and the default lead weight: search as before, say how to upgrade
+            if not self._warned_no_lead:
+                self._warned_no_lead = True
+                warnings.warn(
+                    f"collection {self.collection!r} was created by an older chronorank (schema 1) without "
+                    "lead vectors: searching it without the lead field. Re-create it (delete the collection "
+                    "and add() the documents again) to rank releases by their first line as the index does.",
+                    stacklevel=2,
+                )
+            plan = dataclasses.replace(plan, lead_w=0.0)
         self._check_lead(plan)
         qvec = self._query_vector(topical, vector, plan, lanes)
         terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
