@@ -110,7 +110,7 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, An
     return row
 
 
-def quality(pg: Any, cfg: str = QCFG) -> dict[str, Any]:
+def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None = None) -> dict[str, Any]:
     from chronorank.eval.datasets import load_benchmark, shared_data_dir
     from chronorank.eval.metrics import evaluate, group_means
     from chronorank.index import TemporalIndex
@@ -141,16 +141,16 @@ def quality(pg: Any, cfg: str = QCFG) -> dict[str, Any]:
             "overall": round(res["mean"]["ndcg@10"], 4)}
 
     del qv
-    out: dict[str, Any] = {"config": cfg}
+    out: dict[str, Any] = {"config": cfg, "fallback": fallback}
     idx = TemporalIndex(embedder=emb, config=cfg)
     idx.add(docs, vectors=vec)
     out["index"] = measure(lambda q, ref: idx.search(q, k=10, now=ref))
-    table = "changelogs" if cfg == QCFG else "changelogs_no_lead"
-    qs = QdrantStore(table, embedder=emb, config=cfg)
+    table = table or ("changelogs" if cfg == QCFG else "changelogs_no_lead")
+    qs = QdrantStore(table, embedder=emb, config=cfg, fallback=fallback)
     qs.add(docs, vectors=vec)
     out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
     if pg is not None:
-        ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg)
+        ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg, fallback=fallback)
         ps.add(docs, vectors=vec)
         out["pgvector lanes"] = measure(lambda q, ref: ps.search(q, k=10, now=ref))
         out["pgvector exact"] = measure(lambda q, ref: ps.search(q, k=10, now=ref, method="exact"))
@@ -158,7 +158,7 @@ def quality(pg: Any, cfg: str = QCFG) -> dict[str, Any]:
     base = out["index"]
     out["max_abs_diff_vs_index"] = {
         name: round(max(abs(v[kind] - base[kind]) for kind in base), 4)
-        for name, v in out.items() if name not in ("index", "config")
+        for name, v in out.items() if name not in ("index", "config", "fallback")
     }
     print(json.dumps(out, indent=1), flush=True)
     return out
