@@ -38,7 +38,7 @@ Computed for all candidates at once with one sort and a running maximum.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,10 +173,6 @@ class TemporalResult:
         r = np.asarray(rows, dtype=np.int64)
         flagged = (self.undated[r] | self.not_yet_valid[r] | self.expired[r]).tolist()
         return [self.note(i) if f else () for i, f in zip(r.tolist(), flagged)]
-
-    @property
-    def notes(self) -> Callable[[int], tuple[str, ...]]:
-        return self.note
 
 
 def apply_temporal(

@@ -293,7 +293,7 @@ class Ranking(Sequence[Hit]):
         self._lookups = 0
         self.signals = dict(signals or {})
         self.notes: Mapping[int, tuple[str, ...]] | Callable[[int], tuple[str, ...]] | RowNotes = (
-            {} if notes is None else notes if callable(notes) or not isinstance(notes, Mapping) else dict(notes)
+            {} if notes is None else dict(notes) if isinstance(notes, Mapping) else notes
         )
         self.query = query
         self.meta: dict[str, Any] = dict(meta or {})
