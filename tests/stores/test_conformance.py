@@ -7,22 +7,19 @@ same weight (the stores' constant fill equals the index's policy there).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from store_cases import (  # (conftest.py puts tests/stores on sys.path)
+    NOW,
+    SERVER_STORES,
+    STORES,
+    docs_fixture,
+)
 
 from chronorank.errors import InvalidInput
 from chronorank.types import Hit
-
-# "conftest" is ambiguous when several test folders have one: load ours by path
-_spec = importlib.util.spec_from_file_location("chronorank_stores_conftest", Path(__file__).with_name("conftest.py"))
-assert _spec is not None and _spec.loader is not None
-_conf = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_conf)
-NOW, SERVER_STORES, STORES, docs_fixture = _conf.NOW, _conf.SERVER_STORES, _conf.STORES, _conf.docs_fixture
 
 CFG = "index(missing_date='keep', relative_recency=none, topical_margin=none, lead_weight=0)"
 

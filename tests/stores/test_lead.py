@@ -4,20 +4,18 @@ migration that adds it, and Qdrant's schema-1 collections that cannot have it.""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from store_cases import (  # (conftest.py puts tests/stores on sys.path)
+    NOW,
+    SERVER_STORES,
+    STORES,
+    docs_fixture,
+)
 
 from chronorank.errors import ChronorankError, InvalidInput
-
-_spec = importlib.util.spec_from_file_location("chronorank_stores_conftest", Path(__file__).with_name("conftest.py"))
-assert _spec is not None and _spec.loader is not None
-_conf = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_conf)
-NOW, SERVER_STORES, STORES, docs_fixture = _conf.NOW, _conf.SERVER_STORES, _conf.STORES, _conf.docs_fixture
 
 #: lead_weight is not named: the stores take the index's default
 LEAD_CFG = "index(missing_date='keep', relative_recency=none, topical_margin=none)"
