@@ -22,6 +22,11 @@ class CorruptIndex(ChronorankError):
     """A saved index failed its format or checksum checks."""
 
 
+class StoreError(ChronorankError):
+    """The storage behind an index or a store failed (disk full, I/O error, a database error);
+    the message says what failed and what state was left behind."""
+
+
 def require(module: str, extra: str, package: str | None = None) -> ModuleType:
     """Import an optional module or raise MissingDependency with the pip line that fixes it."""
     try:

@@ -326,8 +326,8 @@ class TemporalReranker:
     ) -> Ranking:
         keep = res.keep if ok is None else (res.keep & ok)
         pool = None if keep.all() else np.flatnonzero(keep)
-        if top_k is not None and top_k < 0:
-            raise InvalidInput(f"top_k must be >= 0, got {top_k}")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 0):
+            raise InvalidInput(f"top_k={top_k!r}; give an integer >= 0 such as 10, or None for every candidate")
         kernel = self.config.kernel
         cached = self._kernel_text
         if cached is None or cached[0] is not kernel:  # kernels are immutable: describe once
@@ -377,11 +377,8 @@ class TemporalReranker:
         return sim, (~bad if self.bad_score == "drop" else None)
 
     def _times(self, values: Any) -> np.ndarray:
-        arr = values if isinstance(values, np.ndarray) else None
-        if arr is not None and arr.dtype.kind == "f":
-            out = arr.astype(np.float64, copy=False)
-            # an infinite time is no date at all: treat it as missing, as parse_times does
-            return out if np.isfinite(out[~np.isnan(out)]).all() else np.where(np.isinf(out), np.nan, out)
+        # float arrays too: their unit (s/ms/us/ns) and range are read as for every other
+        # input (a float64 array of millisecond timestamps, 1e300, inf)
         from chronorank.timeparse import parse_times
 
         return parse_times(values, tz=self.tz)

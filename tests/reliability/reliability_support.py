@@ -456,6 +456,158 @@ def run_kill_campaign(n_kills: int, workdir: Path, *, seed: int = 7, max_delay_s
     return stats
 
 
+# --------------------------------------------------------------------------- two writers
+
+def writer_docs(tag: str, n: int = 12) -> list[dict[str, Any]]:
+    """The documents writer ``tag`` saves (distinct ids and texts per writer)."""
+    return [{"id": f"{tag}-{j}", "text": f"alpha {tag} note {j} release", "date": f"2024-01-{j % 28 + 1:02d}"}
+            for j in range(n)]
+
+
+def count_lost(path: Path, candidates: dict[str, list[dict[str, Any]]]) -> tuple[int, str | None]:
+    """(documents lost, winner) after concurrent saves: the index at ``path`` must hold one
+    writer's documents; every document of the writer it holds most of is read back by id with
+    ``get`` and compared field by field. A directory that holds nothing loses a whole writer."""
+    from chronorank.index import TemporalIndex
+
+    try:
+        idx = TemporalIndex.load(path)
+    except Exception:  # noqa: BLE001 - an unloadable directory has lost everything
+        return max(len(d) for d in candidates.values()), None
+    best, winner = -1, None
+    for tag, docs in candidates.items():
+        found = 0
+        for d in docs:
+            rec = idx.get(d["id"])
+            if rec is not None and rec["text"] == d["text"] and rec["date"] == d["date"]:
+                found += 1
+        if found > best:
+            best, winner = found, tag
+    assert winner is not None
+    lost = len(candidates[winner]) - best
+    if len(idx) != len(candidates[winner]):  # a mix of two writers also loses documents
+        lost = max(lost, 1)
+    return lost, winner
+
+
+def _save_in_child(path: str, tag: str, barrier: Any) -> None:
+    from chronorank.index import TemporalIndex
+
+    idx = TemporalIndex(embedder=None)
+    idx.add(writer_docs(tag))
+    barrier.wait()
+    idx.save(path)
+
+
+def concurrent_save_trials(workdir: Path, trials: int, *, mode: str) -> dict[str, Any]:
+    """``trials`` times, two writers (threads or forked processes) save different indexes into
+    one new directory at once; count the documents lost after both saves returned."""
+    import multiprocessing
+    import threading
+
+    from chronorank.index import TemporalIndex
+
+    stats: dict[str, Any] = {"mode": mode, "trials": 0, "documents_lost": 0, "trials_with_loss": 0,
+                             "errors": [], "winners": {}}
+    ctx = multiprocessing.get_context("fork")
+    for t in range(trials):
+        path = workdir / f"{mode}-{t}"
+        tags = ("A", "B")
+        if mode == "threads":
+            idxs = {}
+            for tag in tags:
+                idxs[tag] = TemporalIndex(embedder=None)
+                idxs[tag].add(writer_docs(tag))
+            barrier = threading.Barrier(2)
+            errors: list[BaseException] = []
+
+            def run(tag: str, barrier: Any = barrier, idxs: Any = idxs, errors: list[BaseException] = errors) -> None:
+                try:
+                    barrier.wait()
+                    idxs[tag].save(path)
+                except BaseException as exc:  # noqa: BLE001
+                    errors.append(exc)
+
+            ths = [threading.Thread(target=run, args=(tag,)) for tag in tags]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join()
+            stats["errors"] += [repr(e) for e in errors]
+        else:
+            pbarrier = ctx.Barrier(2)
+            procs = [ctx.Process(target=_save_in_child, args=(str(path), tag, pbarrier)) for tag in tags]
+            for p in procs:
+                p.start()
+            for p in procs:
+                p.join(60)
+                if p.exitcode != 0:
+                    stats["errors"].append(f"trial {t}: a writer exited with {p.exitcode}")
+        lost, winner = count_lost(path, {tag: writer_docs(tag) for tag in tags})
+        stats["trials"] += 1
+        stats["documents_lost"] += lost
+        stats["trials_with_loss"] += lost > 0
+        stats["winners"][str(winner)] = stats["winners"].get(str(winner), 0) + 1
+    return stats
+
+
+def _save_loop(path: str, stop: Any, saves: Any) -> None:
+    from chronorank.index import TemporalIndex
+
+    idxs = []
+    for tag in ("A", "B"):
+        idx = TemporalIndex(embedder=None)
+        idx.add(writer_docs(tag, 40))
+        idxs.append(idx)
+    i = 0
+    while not stop.is_set():
+        idxs[i % 2].save(path)
+        i += 1
+        saves.value = i
+
+
+def load_during_save(workdir: Path, loads: int) -> dict[str, Any]:
+    """A forked process saves two states alternately, as fast as it can, while this process
+    loads the index ``loads`` times: count the loads that failed and those whose contents
+    match neither state."""
+    import multiprocessing
+
+    from chronorank.index import TemporalIndex
+
+    path = workdir / "busy"
+    first = TemporalIndex(embedder=None)
+    first.add(writer_docs("A", 40))
+    first.save(path)
+    states = [{d["id"]: d["text"] for d in writer_docs(tag, 40)} for tag in ("A", "B")]
+    ctx = multiprocessing.get_context("fork")
+    stop, saves = ctx.Event(), ctx.Value("i", 0)
+    proc = ctx.Process(target=_save_loop, args=(str(path), stop, saves))
+    proc.start()
+    stats: dict[str, Any] = {"loads": 0, "false_corrupt": 0, "other_errors": 0, "wrong_state": 0, "errors": []}
+    try:
+        while saves.value < 2:  # the writer is up and saving
+            time.sleep(0.01)
+        for _ in range(loads):
+            try:
+                idx = TemporalIndex.load(path)
+                got = {d: idx.get(d)["text"] for d in idx.ids}
+                if got not in states:
+                    stats["wrong_state"] += 1
+            except Exception as exc:  # noqa: BLE001
+                from chronorank.errors import CorruptIndex
+
+                key = "false_corrupt" if isinstance(exc, CorruptIndex) else "other_errors"
+                stats[key] += 1
+                if len(stats["errors"]) < 5:
+                    stats["errors"].append(f"{type(exc).__name__}: {exc}")
+            stats["loads"] += 1
+    finally:
+        stop.set()
+        proc.join(60)
+    stats["saves_during_loads"] = int(saves.value)
+    return stats
+
+
 # --------------------------------------------------------------------------- memory
 
 MEMORY_SNIPPET = r"""

@@ -209,11 +209,11 @@ class TemporalIndex:
                     "must not hold the same id twice -- keep the version you want, or call add() twice."
                 )
             seen[r["id"]] = i
-        given = self._collect_vectors(docs, records, vectors)
+        given, dim = self._collect_vectors(docs, records, vectors)
         times = self._parse_times(records)
         with self._write_lock:
             old = self._snap
-            new_vecs = self._vectors_for(old, records, given)
+            new_vecs = self._vectors_for(old, records, given, dim)
             from chronorank.index.text import analyze_many
 
             terms = analyze_many((r["text"] for r in records), prefixes=True)
@@ -228,7 +228,7 @@ class TemporalIndex:
                 lead_len = np.concatenate([base.lead_len, lead_lengths(r["text"] for r in records)])
             self._snap = _Snapshot(
                 records=base.records + records,
-                vectors=_concat_vectors(base.vectors, new_vecs, len(base), self.dim),
+                vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
                 times=np.concatenate([base.times, times], axis=1),
                 term_ids=np.concatenate([base.term_ids, t_ids]),
                 term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
@@ -237,6 +237,7 @@ class TemporalIndex:
                 lead_len=lead_len,
             )
             self._snap.groups = self._group_codes(self._snap.records)
+            self.dim = dim  # only once the batch is in: a failed add() leaves the width unset
         return len(records)
 
     def delete(self, ids: Iterable[str] | str, *, missing: str = "ignore") -> int:
@@ -476,16 +477,17 @@ class TemporalIndex:
 
     def _collect_vectors(
         self, docs: list[Mapping[str, Any]], records: list[dict[str, Any]], vectors: Any
-    ) -> dict[int, np.ndarray]:
+    ) -> tuple[dict[int, np.ndarray], int | None]:
         given: dict[int, np.ndarray] = {}
+        dim = self.dim
         if vectors is not None:
-            mat = _as_matrix(vectors, self.dim, "vectors")
+            mat = _as_matrix(vectors, dim, "vectors")
             if mat.shape[0] != len(docs):
                 raise InvalidInput(
                     f"vectors has {mat.shape[0]} rows for {len(docs)} docs; pass one row per document, in order."
                 )
             given = {i: mat[i] for i in range(len(docs))}
-            self.dim = mat.shape[1]
+            dim = mat.shape[1]
         for i, d in enumerate(docs):
             v = d.get("vector")
             if v is not None:
@@ -493,18 +495,17 @@ class TemporalIndex:
                     raise InvalidInput(
                         f"docs[{i}] (id={records[i]['id']!r}) has a 'vector' key and a row in vectors=; give one."
                     )
-                given[i] = _as_matrix(v, self.dim, f"docs[{i}].vector")[0]
-                self.dim = given[i].shape[0]
-        return given
+                given[i] = _as_matrix(v, dim, f"docs[{i}].vector")[0]
+                dim = given[i].shape[0]
+        return given, dim
 
     def _vectors_for(
-        self, old: _Snapshot, records: list[dict[str, Any]], given: dict[int, np.ndarray]
+        self, old: _Snapshot, records: list[dict[str, Any]], given: dict[int, np.ndarray], dim: int | None
     ) -> np.ndarray | None:
         n = len(records)
         need = [i for i in range(n) if i not in given]
         if not given and self.embedder is None and old.vectors is None:
             return None
-        dim = self.dim
         if dim is None:
             raise InvalidInput("cannot tell the vector width; pass vectors=... or an embedder.")
         out = np.empty((n, dim), dtype=np.float32)
@@ -608,7 +609,57 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
         iso = getattr(v, "isoformat", None)
         rec[name] = iso() if callable(iso) else v
     rec["metadata"] = meta
+    # everything save() writes is checked here, so an index that accepted a document can
+    # always be saved (docs.jsonl is UTF-8 JSON; non-JSON values are written with str())
+    where = f"docs[{i}] (id={doc_id!r})"
+    _check_storable(rec["id"], f"{where}: id", 0)
+    for name in TIME_COLUMNS:
+        _check_storable(rec[name], f"{where}: {name}", 0)
+    _check_storable(meta, f"{where}: metadata", 0, set())
     return rec
+
+
+_MAX_META_DEPTH = 32
+
+
+def _check_storable(v: Any, where: str, depth: int, path: set[int] | None = None) -> None:
+    """Raise InvalidInput unless ``v`` can be written to docs.jsonl and read back."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(
+                f"{where} holds an unpaired surrogate {v[exc.start]!r} at position {exc.start}; it cannot "
+                "be stored as UTF-8. Decode the source with errors='replace' first."
+            ) from None
+        return
+    if v is None or isinstance(v, (bool, int, float)):
+        return
+    if isinstance(v, (Mapping, list, tuple)):
+        if depth >= _MAX_META_DEPTH:
+            raise InvalidInput(
+                f"{where} nests deeper than {_MAX_META_DEPTH} levels; flatten it (e.g. store the deep part "
+                "as a JSON string)."
+            )
+        path = set() if path is None else path
+        if id(v) in path:
+            raise InvalidInput(f"{where} contains itself (a circular reference); pass a copy without the cycle.")
+        path.add(id(v))
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    raise InvalidInput(
+                        f"{where} has the key {k!r} ({type(k).__name__}); metadata keys must be strings "
+                        f"-- use str(key)."
+                    )
+                _check_storable(k, f"{where} key {k!r}", depth + 1, path)
+                _check_storable(x, f"{where}[{k!r}]", depth + 1, path)
+        else:
+            for j, x in enumerate(v):
+                _check_storable(x, f"{where}[{j}]", depth + 1, path)
+        path.discard(id(v))
+        return
+    _check_storable(str(v), f"{where} (written as str())", depth, path)
 
 
 def _as_matrix(v: Any, dim: int | None, field: str) -> np.ndarray:

@@ -15,29 +15,60 @@ An index is a directory::
 Saving is atomic: the new generation is written under a temporary name, every file and
 the directory are fsynced, the directory is renamed into place, and only then is
 ``CURRENT`` replaced (``os.replace`` of a fsynced temporary file). A crash at any moment
-leaves ``CURRENT`` naming a complete generation: the previous index stays loadable. Old
-generations are removed after the switch.
+leaves ``CURRENT`` naming a complete generation: the previous index stays loadable.
+
+Writers: one save at a time per directory. ``save`` holds an exclusive ``flock`` on
+``INDEX/LOCK`` (threads and processes alike; the kernel drops it when a writer dies), so a
+second writer waits. After the switch only generations *older* than the one ``CURRENT``
+names are removed, with leftovers of killed saves. Generation names grow monotonically
+(a clock that steps back cannot make a new generation look older). The lock is advisory
+and local: directories shared over NFS or written by other tools are not protected.
+
+A failed save (disk full, any ``OSError``) removes everything it wrote, leaves the
+previous generation current and raises one :class:`~chronorank.errors.StoreError`; the
+next save, once the cause is gone, starts clean.
+
+Readers take no lock. A reader that read ``CURRENT`` just before a writer switched it may
+find its generation removed; it then reads ``CURRENT`` again and retries (a few times, as
+long as ``CURRENT`` names a different generation each time), so a load during a save
+never reports a healthy index as damaged.
 
 Loading checks the format marker and version, then every file's size and sha256 against
 the manifest (``verify=True``), and memory-maps the arrays. Any mismatch raises
 :class:`~chronorank.errors.CorruptIndex` naming the file.
+
+Threat model: an index directory may come from elsewhere (a download, a shared volume).
+Loading it must not read outside it, crash, or exhaust memory: only the fixed file names
+listed above are opened, inside the generation directory, never through a symlink
+(``O_NOFOLLOW``, regular files only); every ``.npy`` header's dtype and shape is checked
+against the manifest before any data is read (no pickles), and every array's contents
+against the others (pointers monotone and in range, ids in range); JSON nesting is
+bounded. Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
+(the files are the ones the manifest lists), not *origin*: whoever can write the
+directory can write a consistent manifest too. An attacker-made index can still hold any
+documents and scores it likes; load only indexes whose content you would index yourself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from chronorank.errors import CorruptIndex, InvalidInput
+from chronorank.errors import ChronorankError, CorruptIndex, InvalidInput, StoreError
 from chronorank.index.text import ANALYZER_VERSION
 
 if TYPE_CHECKING:
@@ -49,18 +80,42 @@ FORMAT_NAME = "chronorank-index"
 FORMAT_VERSION = 1
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
+LOCK = "LOCK"
 _CHUNK = 1 << 22
+_GEN = re.compile(r"g-([0-9]{20})-[0-9a-f]{8}")
+#: the files a generation may hold: name -> (dtype kind, item size) for arrays, None for JSON
+_ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "vectors.npy": ("f", (4,)),
+    "times.npy": ("f", (8,)),
+    "term_ids.npy": ("i", (4,)),
+    "term_ptr.npy": ("i", (8,)),
+    "bm25_data.npy": ("f", (4, 8)),
+    "bm25_indices.npy": ("i", (4,)),
+    "bm25_indptr.npy": ("i", (8,)),
+}
+_REQUIRED = ("docs.jsonl", "vocab.json", "times.npy", "term_ids.npy", "term_ptr.npy",
+             "bm25_data.npy", "bm25_indices.npy", "bm25_indptr.npy")
+_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy"}
+_MAX_JSON_DEPTH = 200  # well under the interpreter's recursion limit
+_LOAD_ATTEMPTS = 3
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_thread_locks: dict[str, threading.Lock] = {}
+_thread_locks_guard = threading.Lock()
+
+
+def _sha256_fh(fh: IO[bytes]) -> str:
+    h = hashlib.sha256()
+    while True:
+        block = fh.read(_CHUNK)
+        if not block:
+            break
+        h.update(block)
+    return h.hexdigest()
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as fh:
-        while True:
-            block = fh.read(_CHUNK)
-            if not block:
-                break
-            h.update(block)
-    return h.hexdigest()
+        return _sha256_fh(fh)
 
 
 def _fsync_file(path: Path) -> None:
@@ -93,29 +148,111 @@ def _is_index_dir(path: Path) -> bool:
     return (path / CURRENT).is_file()
 
 
+@contextlib.contextmanager
+def _writer_lock(root: Path) -> Iterator[None]:
+    """Exclusive writer lock on ``root``: a thread lock (flock does not exclude threads on
+    every platform) and an ``flock`` on ``root/LOCK`` (other processes)."""
+    key = os.path.realpath(root)
+    with _thread_locks_guard:
+        tlock = _thread_locks.setdefault(key, threading.Lock())
+    with tlock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: threads of this process only
+            yield
+            return
+        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def _new_generation(root: Path) -> str:
+    """A generation name that sorts after every generation in ``root`` (even if the clock
+    stepped back): ``g-<20-digit ns>-<8 hex>``."""
+    t = time.time_ns()
+    for child in root.iterdir():
+        m = _GEN.fullmatch(child.name.removeprefix(".tmp-"))
+        if m is not None:
+            t = max(t, int(m.group(1)) + 1)
+    if t >= 10**20:  # a crafted name from the far future: do not outgrow the format
+        t = time.time_ns()
+    return f"g-{t:020d}-{uuid.uuid4().hex[:8]}"
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _cleanup(root: Path, current: str) -> None:
+    """Remove generations older than ``current`` and leftovers of saves that died (the
+    writer lock is held, so no other save is in flight)."""
+    for child in root.iterdir():
+        name = child.name
+        if name.startswith(".tmp-g-") or (name.startswith(f".{CURRENT}.") and name.endswith(".tmp")):
+            _remove(child)
+        elif _GEN.fullmatch(name) and name < current:
+            _remove(child)
+
+
 def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
     """Write ``index`` to directory ``path`` atomically; returns the path."""
     root = Path(path)
     if root.exists() and not root.is_dir():
         raise InvalidInput(f"cannot save an index to {str(root)!r}: it is a file; choose a directory path.")
-    # leftovers of a save killed before its first CURRENT was written do not make a
-    # directory foreign
-    if root.is_dir() and not _is_index_dir(root) and any(
-        not c.name.startswith((".tmp-g-", f".{CURRENT}.")) for c in root.iterdir()
-    ):
-        raise InvalidInput(
-            f"refusing to save into {str(root)!r}: the directory is not empty and is not a chronorank "
-            "index (no CURRENT file); choose a new or empty directory."
-        )
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the index directory {str(root)!r}: {exc}; check the path and its permissions.") from exc
     with index._write_lock:  # one consistent snapshot + vocabulary, even if writers run meanwhile
         snap = index._snap
         vocab_items = list(index._vocab.items())
     bm25 = snap.bm25(index.k1, index.b)
-    gen = f"g-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-    tmp = root / f".tmp-{gen}"
-    tmp.mkdir()
     try:
+        lock = _writer_lock(root)
+        lock.__enter__()
+    except OSError as exc:
+        raise StoreError(f"cannot lock the index directory {str(root)!r} for writing: {exc}.") from exc
+    try:
+        # leftovers of a save killed before its first CURRENT was written do not make a
+        # directory foreign
+        if not _is_index_dir(root) and any(
+            not (c.name.startswith((".tmp-g-", f".{CURRENT}.")) or c.name == LOCK) for c in root.iterdir()
+        ):
+            raise InvalidInput(
+                f"refusing to save into {str(root)!r}: the directory is not empty and is not a chronorank "
+                "index (no CURRENT file); choose a new or empty directory."
+            )
+        gen = _new_generation(root)
+        try:
+            _write_generation(index, root, gen, snap, vocab_items, bm25)
+        except OSError as exc:
+            raise StoreError(
+                f"saving the index to {str(root)!r} failed: {exc}. Nothing was changed: the previous "
+                "generation is still current and the partial files were removed. Free space (or fix the "
+                "cause) and save again."
+            ) from exc
+        _cleanup(root, gen)
+    finally:
+        lock.__exit__(None, None, None)
+    return root
+
+
+def _write_generation(
+    index: TemporalIndex, root: Path, gen: str, snap: Any, vocab_items: list[tuple[str, int]], bm25: Any
+) -> None:
+    tmp = root / f".tmp-{gen}"
+    final = root / gen
+    ptmp = root / f".{CURRENT}.{gen}.tmp"
+    switched = False
+    try:
+        tmp.mkdir()
         files: dict[str, Path] = {}
 
         def npy(name: str, arr: np.ndarray) -> None:
@@ -167,7 +304,6 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         mpath.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         _fsync_file(mpath)
         _fsync_dir(tmp)
-        final = root / gen
         os.rename(tmp, final)
         _fsync_dir(root)
         pointer = {
@@ -176,22 +312,17 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
             "generation": gen,
             "manifest_sha256": _sha256(final / MANIFEST),
         }
-        ptmp = root / f".{CURRENT}.{gen}.tmp"
         ptmp.write_text(json.dumps(pointer), encoding="utf-8")
         _fsync_file(ptmp)
         os.replace(ptmp, root / CURRENT)
+        switched = True
         _fsync_dir(root)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not switched:  # CURRENT still names the previous generation: remove all of this one
+            for p in (tmp, final, ptmp):
+                if p.exists() or p.is_symlink():
+                    _remove(p)
         raise
-    for child in root.iterdir():  # old generations and leftovers of killed saves
-        if child.name != gen and (child.name.startswith(("g-", ".tmp-g-")) or child.name.startswith(f".{CURRENT}.")):
-            if child.is_dir():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    child.unlink()
-    return root
 
 
 def _corrupt(root: Path, what: str) -> CorruptIndex:
@@ -201,22 +332,55 @@ def _corrupt(root: Path, what: str) -> CorruptIndex:
     )
 
 
-def read_manifest(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
-    """(generation directory, manifest) of the index at ``path``, checked."""
-    root = Path(path)
-    if not root.exists():
-        raise InvalidInput(f"no index at {str(root)!r}: the path does not exist. Build one with `chronorank index`.")
-    if not root.is_dir():
-        raise InvalidInput(f"{str(root)!r} is a file, not an index directory.")
-    cur = root / CURRENT
-    if not cur.is_file():
-        raise InvalidInput(
-            f"{str(root)!r} is not a chronorank index (no CURRENT file). Pass the directory written by "
-            "TemporalIndex.save() or `chronorank index --out DIR`."
-        )
+def _open_regular(root: Path, path: Path, label: str) -> IO[bytes]:
+    """Open ``path`` for reading without following a symlink; it must be a regular file."""
     try:
-        pointer = json.loads(cur.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except FileNotFoundError:
+        raise _corrupt(root, f"file {label} is missing") from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise _corrupt(root, f"{label} is a symbolic link; an index holds only regular files") from None
+        raise StoreError(f"cannot read {label} of the index at {str(root)!r}: {exc}.") from exc
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fh.close()
+        raise _corrupt(root, f"{label} is not a regular file")
+    return fh
+
+
+def _json_depth_ok(raw: bytes | str) -> bool:
+    """False when brackets nest deeper than _MAX_JSON_DEPTH (checked before json.loads,
+    which would recurse once per level). Brackets inside strings count too: a bound, not a parse."""
+    depth = best = 0
+    for m in re.finditer(rb"[\[\]{}]" if isinstance(raw, bytes) else r"[\[\]{}]", raw):  # type: ignore[call-overload]
+        c = m.group(0)
+        if c in (b"[", b"{", "[", "{"):
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > _MAX_JSON_DEPTH:
+                    return False
+        else:
+            depth -= 1
+    return True
+
+
+def _loads(root: Path, raw: bytes, label: str) -> Any:
+    if (b"[" in raw or b"{" in raw) and raw.count(b"[") + raw.count(b"{") > _MAX_JSON_DEPTH and not _json_depth_ok(raw):
+        raise _corrupt(root, f"{label} nests deeper than {_MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise _corrupt(root, f"{label} is not valid JSON") from None
+
+
+def _read_pointer(root: Path) -> dict[str, Any]:
+    with _open_regular(root, root / CURRENT, CURRENT) as fh:
+        raw = fh.read(1 << 16)
+    try:
+        pointer = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise _corrupt(root, "CURRENT is not valid JSON") from None
     if isinstance(pointer, dict) and "generation" in pointer and pointer.get("format") != FORMAT_NAME:
         raise _corrupt(root, f"CURRENT's format marker reads {pointer.get('format')!r}")
@@ -229,16 +393,151 @@ def read_manifest(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
             f"{FORMAT_VERSION}. Rebuild the index with this version (`chronorank index`)."
         )
     gen = pointer.get("generation")
-    if not isinstance(gen, str) or "/" in gen or "\\" in gen or not gen.startswith("g-"):
+    if not isinstance(gen, str) or not _GEN.fullmatch(gen):
         raise _corrupt(root, f"CURRENT names generation {gen!r}")
+    return pointer
+
+
+def _current_generation(root: Path) -> str | None:
+    try:
+        return str(_read_pointer(root)["generation"])
+    except (ChronorankError, OSError):
+        return None
+
+
+def read_manifest(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
+    """(generation directory, manifest) of the index at ``path``, checked."""
+    root = Path(path)
+    if not root.exists():
+        raise InvalidInput(f"no index at {str(root)!r}: the path does not exist. Build one with `chronorank index`.")
+    if not root.is_dir():
+        raise InvalidInput(f"{str(root)!r} is a file, not an index directory.")
+    cur = root / CURRENT
+    if not cur.is_file() and not cur.is_symlink():
+        raise InvalidInput(
+            f"{str(root)!r} is not a chronorank index (no CURRENT file). Pass the directory written by "
+            "TemporalIndex.save() or `chronorank index --out DIR`."
+        )
+    pointer = _read_pointer(root)
+    gen = pointer["generation"]
     gdir = root / gen
-    mpath = gdir / MANIFEST
-    if not mpath.is_file():
-        raise _corrupt(root, f"generation {gen} has no manifest.json")
-    if _sha256(mpath) != pointer.get("manifest_sha256"):
+    try:
+        st = os.lstat(gdir)
+    except FileNotFoundError:
+        raise _corrupt(root, f"generation {gen} has no manifest.json") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise _corrupt(root, f"generation {gen} is not a plain directory (a symbolic link?)")
+    with _open_regular(root, gdir / MANIFEST, MANIFEST) as fh:
+        raw = fh.read(1 << 24)
+    if hashlib.sha256(raw).hexdigest() != pointer.get("manifest_sha256"):
         raise _corrupt(root, "manifest.json does not match its checksum in CURRENT")
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    manifest = _loads(root, raw, MANIFEST)
+    _check_manifest(root, manifest)
     return gdir, manifest
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_manifest(root: Path, man: Any) -> None:
+    if not isinstance(man, dict):
+        raise _corrupt(root, "manifest.json is not a JSON object")
+    n, dim, n_terms = man.get("n_docs"), man.get("dim"), man.get("n_terms")
+    if not (_is_int(n) and n >= 0):
+        raise _corrupt(root, f"manifest.json gives n_docs={n!r}")
+    if not (dim is None or (_is_int(dim) and 0 < dim <= 1 << 16)):
+        raise _corrupt(root, f"manifest.json gives dim={dim!r}")
+    if not (_is_int(n_terms) and n_terms >= 0):
+        raise _corrupt(root, f"manifest.json gives n_terms={n_terms!r}")
+    files = man.get("files")
+    if not isinstance(files, dict):
+        raise _corrupt(root, "manifest.json has no file list")
+    for name, info in files.items():
+        if name not in _ALLOWED:
+            # confinement: only the fixed names, so no '../', absolute path or other file is opened
+            raise _corrupt(root, f"manifest.json lists a file {name!r} that is not part of the format")
+        if not (isinstance(info, dict) and _is_int(info.get("bytes")) and isinstance(info.get("sha256"), str)):
+            raise _corrupt(root, f"manifest.json's entry for {name} is malformed")
+    for name in _REQUIRED:
+        if name not in files:
+            raise _corrupt(root, f"manifest.json does not list {name}")
+    bm = man.get("bm25")
+    if not (isinstance(bm, dict) and all(isinstance(bm.get(k), (int, float)) and not isinstance(bm.get(k), bool)
+                                         for k in ("k1", "b"))):
+        raise _corrupt(root, "manifest.json's bm25 parameters are malformed")
+    if man.get("bad_dates", "raise") not in ("raise", "missing"):
+        raise _corrupt(root, f"manifest.json gives bad_dates={man.get('bad_dates')!r}")
+    gk = man.get("group_key")
+    if not (gk is None or isinstance(gk, str)):
+        raise _corrupt(root, f"manifest.json gives group_key={gk!r}")
+    emb = man.get("embedder")
+    if not (emb is None or isinstance(emb, dict)):
+        raise _corrupt(root, "manifest.json's embedder entry is malformed")
+    if not (man.get("config") is None or isinstance(man.get("config"), (str, dict))):
+        raise _corrupt(root, "manifest.json's config entry is malformed")
+
+
+def _read_array(root: Path, fh: IO[bytes], name: str, shape: tuple[int, ...], mmap: bool) -> np.ndarray:
+    """The array in ``fh`` after checking its header against the expected dtype and ``shape``
+    and its size against the header (nothing is allocated from an unchecked header)."""
+    fmt = np.lib.format
+    kind, sizes = _ARRAYS[name]
+    try:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            got_shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+        elif version in ((2, 0), (3, 0)):
+            got_shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"npy version {version}")
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
+        raise _corrupt(root, f"file {name} is not a readable .npy array ({exc})") from None
+    if dtype.hasobject or dtype.kind != kind or dtype.itemsize not in sizes or dtype.byteorder == ">" or fortran:
+        raise _corrupt(root, f"file {name} holds {dtype} (fortran order {fortran}), not the format's type")
+    if tuple(got_shape) != shape:
+        raise _corrupt(root, f"file {name} has shape {tuple(got_shape)}, the manifest implies {shape}")
+    offset = fh.tell()
+    count = int(np.prod(shape, dtype=np.int64))
+    size = os.fstat(fh.fileno()).st_size
+    if size != offset + count * dtype.itemsize:
+        raise _corrupt(root, f"file {name} has {size} bytes, its header implies {offset + count * dtype.itemsize}")
+    if count == 0:
+        return np.zeros(shape, dtype=dtype)
+    if mmap:
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape)
+    out = np.empty(shape, dtype=dtype)
+    if fh.readinto(memoryview(out).cast("B")) != out.nbytes:  # type: ignore[attr-defined]
+        raise _corrupt(root, f"file {name} is truncated")
+    return out
+
+
+def _check_pointer(root: Path, name: str, ptr: np.ndarray, total: int) -> None:
+    if int(ptr[0]) != 0 or int(ptr[-1]) != total or (ptr.shape[0] > 1 and bool((np.diff(ptr) < 0).any())):
+        raise _corrupt(root, f"{name} is not a valid offset array (0 .. {total}, non-decreasing)")
+
+
+def _check_range(root: Path, name: str, ids: np.ndarray, hi: int) -> None:
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= hi):
+        raise _corrupt(root, f"{name} holds values outside [0, {hi})")
+
+
+def _read_records(root: Path, raw: bytes, n: int) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        rec = _loads(root, line, "docs.jsonl")
+        if not (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("text"), str)
+                and isinstance(rec.get("metadata", {}), dict)):
+            raise _corrupt(root, f"docs.jsonl line {len(records) + 1} is not a document record")
+        rec.setdefault("metadata", {})
+        records.append(rec)
+    if len(records) != n:
+        raise _corrupt(root, f"docs.jsonl holds {len(records)} documents, the manifest says {n}")
+    if len({r["id"] for r in records}) != n:
+        raise _corrupt(root, "docs.jsonl repeats a document id")
+    return records
 
 
 def load_index(
@@ -249,28 +548,80 @@ def load_index(
     verify: bool = True,
     mmap: bool = True,
 ) -> TemporalIndex:
+    root = Path(path)
+    for attempt in range(_LOAD_ATTEMPTS):
+        tried = _current_generation(root)
+        try:
+            return _load_once(cls, root, embedder=embedder, verify=verify, mmap=mmap)
+        except (CorruptIndex, StoreError):
+            # a writer may have switched CURRENT and removed the generation this reader was
+            # opening: if CURRENT now names another generation, read that one instead
+            now = _current_generation(root)
+            if attempt + 1 == _LOAD_ATTEMPTS or now is None or now == tried:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _load_once(
+    cls: type[TemporalIndex], root: Path, *, embedder: Any, verify: bool, mmap: bool
+) -> TemporalIndex:
     from chronorank.index.bm25 import Bm25Matrix
     from chronorank.index.core import _Snapshot
     from chronorank.index.embedders import get_embedder
 
-    root = Path(path)
     gdir, man = read_manifest(root)
-    files: dict[str, Any] = man.get("files", {})
-    for name, info in files.items():
-        p = gdir / name
-        if not p.is_file():
-            raise _corrupt(root, f"file {name} is missing")
-        size = p.stat().st_size
-        if size != info.get("bytes"):
-            raise _corrupt(root, f"file {name} has {size} bytes, the manifest says {info.get('bytes')} (truncated?)")
-        if verify and _sha256(p) != info.get("sha256"):
-            raise _corrupt(root, f"file {name} does not match its sha256 checksum (bit rot or tampering)")
+    files: dict[str, Any] = man["files"]
+    handles: dict[str, IO[bytes]] = {}
+    try:
+        for name, info in files.items():
+            fh = _open_regular(root, gdir / name, name)
+            handles[name] = fh
+            size = os.fstat(fh.fileno()).st_size
+            if size != info["bytes"]:
+                raise _corrupt(root, f"file {name} has {size} bytes, the manifest says {info['bytes']} (truncated?)")
+            if verify:
+                if _sha256_fh(fh) != info["sha256"]:
+                    raise _corrupt(root, f"file {name} does not match its sha256 checksum (bit rot or tampering)")
+                fh.seek(0)
+        n = int(man["n_docs"])
+        dim = man["dim"]
+        records = _read_records(root, handles["docs.jsonl"].read(), n)
+        vocab_list = _loads(root, handles["vocab.json"].read(), "vocab.json")
+        if not (isinstance(vocab_list, list) and all(isinstance(t, str) for t in vocab_list)
+                and len(set(vocab_list)) == len(vocab_list) == man["n_terms"]):
+            raise _corrupt(root, "vocab.json is not a list of distinct terms of the manifest's length")
+        n_terms = len(vocab_list)
 
-    def arr(name: str) -> np.ndarray:
-        try:
-            return np.load(gdir / name, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise _corrupt(root, f"file {name} is not a readable .npy array ({exc})") from None
+        def arr(name: str, shape: tuple[int, ...]) -> np.ndarray:
+            return _read_array(root, handles[name], name, shape, mmap)
+
+        vectors = None
+        if "vectors.npy" in files:
+            if dim is None:
+                raise _corrupt(root, "vectors.npy is present but the manifest gives no dimension")
+            vectors = arr("vectors.npy", (n, dim))
+        times = arr("times.npy", (4, n))
+        term_ptr = arr("term_ptr.npy", (n + 1,))
+        n_post = int(term_ptr[-1])
+        if not 0 <= n_post <= files["term_ids.npy"]["bytes"] // 4:
+            raise _corrupt(root, f"term_ptr.npy ends at {n_post}, beyond term_ids.npy")
+        term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
+        _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
+        _check_range(root, "term_ids.npy", term_ids, n_terms)
+        indptr = arr("bm25_indptr.npy", (n_terms + 1,))
+        nnz = int(indptr[-1])
+        if not 0 <= nnz <= files["bm25_indices.npy"]["bytes"] // 4:
+            raise _corrupt(root, f"bm25_indptr.npy ends at {nnz}, beyond bm25_indices.npy")
+        _check_pointer(root, "bm25_indptr.npy", indptr, nnz)
+        indices = arr("bm25_indices.npy", (nnz,))
+        _check_range(root, "bm25_indices.npy", indices, n)
+        data = arr("bm25_data.npy", (nnz,))
+        if data.size and not bool(np.isfinite(data).all()):
+            raise _corrupt(root, "bm25_data.npy holds NaN or infinite scores")
+        bm = Bm25Matrix(data, indices, indptr, n)
+    finally:
+        for fh in handles.values():
+            fh.close()  # np.memmap keeps its own mapping
 
     emb_info = man.get("embedder")
     if isinstance(embedder, str) and embedder == "auto":
@@ -280,40 +631,24 @@ def load_index(
             if name == "minilm-l6-v2-int8":
                 emb = get_embedder("default")
             elif name.startswith("hashing-"):
-                emb = get_embedder(name)
+                try:
+                    emb = get_embedder(name)
+                except InvalidInput:
+                    raise _corrupt(root, f"manifest.json names embedder {name!r}") from None
     else:
         emb = get_embedder(embedder)
-    dim = man.get("dim")
     if emb is not None and dim is not None and emb.dim != dim:
         raise InvalidInput(f"embedder {emb.name!r} gives {emb.dim}-dimensional vectors but the index holds {dim}.")
 
-    idx = cls(embedder=None, config=man.get("config"), group_key=man.get("group_key"),
-              bad_dates=man.get("bad_dates", "raise"),
-              k1=man["bm25"]["k1"], b=man["bm25"]["b"])
+    try:
+        idx = cls(embedder=None, config=man.get("config"), group_key=man.get("group_key"),
+                  bad_dates=man.get("bad_dates", "raise"),
+                  k1=man["bm25"]["k1"], b=man["bm25"]["b"])
+    except InvalidInput as exc:
+        raise _corrupt(root, f"manifest.json's settings are invalid ({exc})") from None
     idx.embedder = emb
     idx.dim = dim
-    records = []
-    with (gdir / "docs.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            records.append(json.loads(line))
-    vocab_list = json.loads((gdir / "vocab.json").read_text(encoding="utf-8"))
     idx._vocab = {t: i for i, t in enumerate(vocab_list)}
-    n = int(man["n_docs"])
-    vectors = arr("vectors.npy") if "vectors.npy" in files else None
-    times = arr("times.npy")
-    term_ptr = arr("term_ptr.npy")
-    bm = Bm25Matrix(arr("bm25_data.npy"), arr("bm25_indices.npy"), arr("bm25_indptr.npy"), n)
-    checks = [
-        (len(records) == n, "docs.jsonl"),
-        (vectors is None or vectors.shape == (n, dim), "vectors.npy"),
-        (times.shape == (4, n), "times.npy"),
-        (term_ptr.shape == (n + 1,), "term_ptr.npy"),
-        (bm.indptr.shape == (len(vocab_list) + 1,), "bm25_indptr.npy"),
-    ]
-    for ok, name in checks:
-        if not ok:
-            raise _corrupt(root, f"{name} does not match the manifest's shape")
-    term_ids: np.ndarray = arr("term_ids.npy")
     bm25: Bm25Matrix | None = bm
     if man.get("analyzer", 1) != ANALYZER_VERSION:
         # saved by a chronorank that analysed text differently: the records hold the texts,
