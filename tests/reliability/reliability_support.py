@@ -521,7 +521,8 @@ def concurrent_save_trials(workdir: Path, trials: int, *, mode: str) -> dict[str
             barrier = threading.Barrier(2)
             errors: list[BaseException] = []
 
-            def run(tag: str, barrier: Any = barrier, idxs: Any = idxs, errors: list[BaseException] = errors) -> None:
+            def run(tag: str, barrier: Any = barrier, idxs: Any = idxs, errors: list[BaseException] = errors,
+                    path: Path = path) -> None:
                 try:
                     barrier.wait()
                     idxs[tag].save(path)

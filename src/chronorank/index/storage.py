@@ -195,9 +195,8 @@ def _cleanup(root: Path, current: str) -> None:
     writer lock is held, so no other save is in flight)."""
     for child in root.iterdir():
         name = child.name
-        if name.startswith(".tmp-g-") or (name.startswith(f".{CURRENT}.") and name.endswith(".tmp")):
-            _remove(child)
-        elif _GEN.fullmatch(name) and name < current:
+        leftover = name.startswith(".tmp-g-") or (name.startswith(f".{CURRENT}.") and name.endswith(".tmp"))
+        if leftover or (_GEN.fullmatch(name) and name < current):
             _remove(child)
 
 
@@ -349,25 +348,22 @@ def _open_regular(root: Path, path: Path, label: str) -> IO[bytes]:
     return fh
 
 
-def _json_depth_ok(raw: bytes | str) -> bool:
+def _json_depth_ok(raw: bytes) -> bool:
     """False when brackets nest deeper than _MAX_JSON_DEPTH (checked before json.loads,
     which would recurse once per level). Brackets inside strings count too: a bound, not a parse."""
-    depth = best = 0
-    for m in re.finditer(rb"[\[\]{}]" if isinstance(raw, bytes) else r"[\[\]{}]", raw):  # type: ignore[call-overload]
-        c = m.group(0)
-        if c in (b"[", b"{", "[", "{"):
+    depth = 0
+    for m in re.finditer(rb"[\[\]{}]", raw):
+        if m.group(0) in (b"[", b"{"):
             depth += 1
-            if depth > best:
-                best = depth
-                if best > _MAX_JSON_DEPTH:
-                    return False
+            if depth > _MAX_JSON_DEPTH:
+                return False
         else:
             depth -= 1
     return True
 
 
 def _loads(root: Path, raw: bytes, label: str) -> Any:
-    if (b"[" in raw or b"{" in raw) and raw.count(b"[") + raw.count(b"{") > _MAX_JSON_DEPTH and not _json_depth_ok(raw):
+    if raw.count(b"[") + raw.count(b"{") > _MAX_JSON_DEPTH and not _json_depth_ok(raw):
         raise _corrupt(root, f"{label} nests deeper than {_MAX_JSON_DEPTH} levels")
     try:
         return json.loads(raw.decode("utf-8"))
@@ -443,7 +439,9 @@ def _is_int(v: Any) -> bool:
 def _check_manifest(root: Path, man: Any) -> None:
     if not isinstance(man, dict):
         raise _corrupt(root, "manifest.json is not a JSON object")
-    n, dim, n_terms = man.get("n_docs"), man.get("dim"), man.get("n_terms")
+    n: Any = man.get("n_docs")
+    dim: Any = man.get("dim")
+    n_terms: Any = man.get("n_terms")
     if not (_is_int(n) and n >= 0):
         raise _corrupt(root, f"manifest.json gives n_docs={n!r}")
     if not (dim is None or (_is_int(dim) and 0 < dim <= 1 << 16)):
@@ -506,10 +504,10 @@ def _read_array(root: Path, fh: IO[bytes], name: str, shape: tuple[int, ...], mm
         return np.zeros(shape, dtype=dtype)
     if mmap:
         return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape)
-    out = np.empty(shape, dtype=dtype)
-    if fh.readinto(memoryview(out).cast("B")) != out.nbytes:  # type: ignore[attr-defined]
+    out = np.fromfile(fh, dtype=dtype, count=count)
+    if out.shape[0] != count:
         raise _corrupt(root, f"file {name} is truncated")
-    return out
+    return out.reshape(shape)
 
 
 def _check_pointer(root: Path, name: str, ptr: np.ndarray, total: int) -> None:
@@ -603,14 +601,14 @@ def _load_once(
         times = arr("times.npy", (4, n))
         term_ptr = arr("term_ptr.npy", (n + 1,))
         n_post = int(term_ptr[-1])
-        if not 0 <= n_post <= files["term_ids.npy"]["bytes"] // 4:
+        if not 0 <= n_post <= int(files["term_ids.npy"]["bytes"]) // 4:
             raise _corrupt(root, f"term_ptr.npy ends at {n_post}, beyond term_ids.npy")
         term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
         _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
         _check_range(root, "term_ids.npy", term_ids, n_terms)
         indptr = arr("bm25_indptr.npy", (n_terms + 1,))
         nnz = int(indptr[-1])
-        if not 0 <= nnz <= files["bm25_indices.npy"]["bytes"] // 4:
+        if not 0 <= nnz <= int(files["bm25_indices.npy"]["bytes"]) // 4:
             raise _corrupt(root, f"bm25_indptr.npy ends at {nnz}, beyond bm25_indices.npy")
         _check_pointer(root, "bm25_indptr.npy", indptr, nnz)
         indices = arr("bm25_indices.npy", (nnz,))
