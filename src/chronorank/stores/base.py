@@ -264,10 +264,16 @@ def prepare_docs(
             if not isinstance(nested, Mapping):
                 raise InvalidInput(f"docs[{i}] (id={did!r}): metadata={nested!r}; it must be a dict.")
             meta.update(nested)
+        from chronorank.index.core import _check_storable
+
+        where = f"docs[{i}] (id={did!r})"
+        for name, value in (("id", sid), ("text", text), ("metadata", meta)):  # as the index checks them
+            _check_storable(value, f"{where}: {name}", 0)
         rec: dict[str, Any] = {"id": sid, "text": text, "metadata": _jsonable(meta)}
         for name in ("date", "updated", "valid_from", "valid_to"):
             v: Any = d.get(name)
             rec[name] = v.isoformat() if hasattr(v, "isoformat") else v
+            _check_storable(rec[name], f"{where}: {name}", 0)
         records.append(rec)
     n = len(records)
     cols = {name: _parse_col(records, name, bad_dates) for name in ("date", "updated", "valid_from", "valid_to")}

@@ -25,16 +25,17 @@ the next call reconnects.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from chronorank.errors import ChronorankError, InvalidInput, require
+from chronorank.errors import ChronorankError, InvalidInput, StoreError, require
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
     Candidates,
@@ -65,7 +66,54 @@ SPARSE_DIM = 1_000_000_000
 METHODS = ("lanes", "exact")
 #: batches at least this large drop and rebuild the HNSW index around the insert
 BULK_REBUILD = 5000
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,40}")
+#: PostgreSQL's reserved key words (the table name is not quoted in the SQL)
+_RESERVED_TEXT = """
+all analyse analyze and any array as asc asymmetric authorization binary both case cast check
+collate collation column concurrently constraint create cross current_catalog current_date
+current_role current_schema current_time current_timestamp current_user default deferrable desc
+distinct do else end except false fetch for foreign freeze from full grant group having ilike in
+initially inner intersect into is isnull join lateral leading left like limit localtime
+localtimestamp natural not notnull null offset on only or order outer overlaps placing primary
+references returning right select session_user similar some symmetric system_user table tablesample
+then to trailing true union unique user using variadic verbose when where window with
+"""
+_RESERVED_WORDS = frozenset(_RESERVED_TEXT.split())
+
+
+def _check_table_name(table: Any) -> None:
+    if not isinstance(table, str) or not _NAME.fullmatch(table):
+        raise InvalidInput(f"table={table!r}; use lower-case letters, digits and '_' (at most 41), e.g. 'docs'.")
+    if table in _RESERVED_WORDS or table == "chronorank_schema":
+        raise InvalidInput(f"table={table!r} is a reserved word in PostgreSQL (or chronorank's own); "
+                           f"choose another name, e.g. '{table}_docs'.")
+    if table.endswith("_df"):
+        raise InvalidInput(f"table={table!r}: names ending in '_df' are taken by the frequency tables "
+                           f"(table 'x' keeps its frequencies in 'x_df'); choose another name.")
+
+
+def _nul_field(rec: Mapping[str, Any]) -> str | None:
+    """The first field of a record holding a NUL character (PostgreSQL text and jsonb refuse it)."""
+    def walk(v: Any, where: str) -> str | None:
+        if isinstance(v, str):
+            return where if "\x00" in v else None
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                hit = walk(str(k), f"{where} key") or walk(x, f"{where}[{k!r}]")
+                if hit:
+                    return hit
+        elif isinstance(v, (list, tuple)):
+            for j, x in enumerate(v):
+                hit = walk(x, f"{where}[{j}]")
+                if hit:
+                    return hit
+        return None
+
+    for name, v in rec.items():
+        hit = walk(v, name)
+        if hit:
+            return hit
+    return None
 
 
 def _migrations(t: str, dim: int) -> dict[int, list[str]]:
@@ -109,8 +157,7 @@ class PgVectorStore:
     ) -> None:
         if not isinstance(dsn, str) or not dsn:
             raise InvalidInput(f"dsn={dsn!r}; give a connection string such as 'postgresql://postgres@localhost:5432/postgres'.")
-        if not isinstance(table, str) or not _NAME.match(table):
-            raise InvalidInput(f"table={table!r}; use lower-case letters, digits and '_' (at most 41), e.g. 'docs'.")
+        _check_table_name(table)
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
         if bad_dates not in ("raise", "missing"):
@@ -170,7 +217,7 @@ class PgVectorStore:
                 conn.close()
             finally:
                 self._conn = None
-            raise ChronorankError(
+            raise StoreError(
                 f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: {exc}); "
                 "nothing was retried -- call again and the store reconnects."
             ) from exc
@@ -295,46 +342,80 @@ class PgVectorStore:
             avgdl = float(prep.lengths.mean()) if prep.lengths.mean() > 0 else 1.0
             lead_avgdl = float(prep.lead_lengths.mean()) if prep.lead_lengths.mean() > 0 else 1.0
             self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
+        for i, rec in enumerate(prep.records):
+            bad = _nul_field(rec)
+            if bad is not None:
+                raise InvalidInput(
+                    f"docs[{i}] (id={rec['id']!r}): {bad} holds a NUL character (\\x00), which PostgreSQL "
+                    "cannot store; remove it (e.g. text.replace('\\x00', '')). Nothing was written."
+                )
         pgv = require("pgvector", extra="pgvector", package="pgvector")
         t = self.table
-        old = self._run(f"SELECT sparse FROM {t} WHERE id = ANY(%s) AND sparse IS NOT NULL", (prep.ids,))
-        delta: Counter[int] = Counter()
-        for (sv,) in old:
-            for term in sv.indices():
-                delta[int(term)] -= 1
-        rows = []
-        avgdl = float(self.avgdl or 1.0)
-        lead_avgdl = float(self.lead_avgdl or 1.0)
-        for i in range(n):
-            vals = bm25_doc_values(prep.terms[i], prep.lengths[i], avgdl, self.k1, self.b)
-            for term in vals:
-                delta[term] += 1
-            sparse = pgv.SparseVector(vals, SPARSE_DIM) if vals else None
-            lvals = bm25_doc_values(prep.lead_terms[i], prep.lead_lengths[i], lead_avgdl, self.k1, self.b)
-            lead = pgv.SparseVector(lvals, SPARSE_DIM) if lvals else None
-            s, e = float(prep.start[i]), float(prep.end[i])
-            rows.append((
-                prep.ids[i], prep.texts[i], json.dumps(prep.records[i]),
-                None if math.isnan(s) else s, None if math.isnan(e) else e, prep.vectors[i], sparse, lead,
-            ))
-        # a large batch is loaded without the HNSW index, which is then built once (much faster
-        # than n incremental inserts); searches meanwhile fall back to exact scans
-        rebuild = n >= BULK_REBUILD
+        with self._write_transaction("add"):
+            old = self._run(f"SELECT sparse FROM {t} WHERE id = ANY(%s) AND sparse IS NOT NULL", (prep.ids,))
+            delta: Counter[int] = Counter()
+            for (sv,) in old:
+                for term in sv.indices():
+                    delta[int(term)] -= 1
+            rows = []
+            avgdl = float(self.avgdl or 1.0)
+            lead_avgdl = float(self.lead_avgdl or 1.0)
+            for i in range(n):
+                vals = bm25_doc_values(prep.terms[i], prep.lengths[i], avgdl, self.k1, self.b)
+                for term in vals:
+                    delta[term] += 1
+                sparse = pgv.SparseVector(vals, SPARSE_DIM) if vals else None
+                lvals = bm25_doc_values(prep.lead_terms[i], prep.lead_lengths[i], lead_avgdl, self.k1, self.b)
+                lead = pgv.SparseVector(lvals, SPARSE_DIM) if lvals else None
+                s, e = float(prep.start[i]), float(prep.end[i])
+                rows.append((
+                    prep.ids[i], prep.texts[i], json.dumps(prep.records[i]),
+                    None if math.isnan(s) else s, None if math.isnan(e) else e, prep.vectors[i], sparse, lead,
+                ))
+            # a large batch is loaded without the HNSW index, which is then built once (much faster
+            # than n incremental inserts); searches meanwhile fall back to exact scans
+            rebuild = n >= BULK_REBUILD
+            if rebuild:
+                self._run(f"DROP INDEX IF EXISTS {t}_hnsw", fetch=False)
+            self._run(
+                f"INSERT INTO {t} (id, text, record, t_start, t_end, embedding, sparse, lead) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, record = EXCLUDED.record, t_start = EXCLUDED.t_start, "
+                "t_end = EXCLUDED.t_end, embedding = EXCLUDED.embedding, sparse = EXCLUDED.sparse, lead = EXCLUDED.lead",
+                many=rows,
+            )
+            if rebuild:
+                self._run("SET LOCAL maintenance_work_mem = '512MB'", fetch=False)
+                self._run(f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)", fetch=False)
+            self._apply_df(delta)
         if rebuild:
-            self._run(f"DROP INDEX IF EXISTS {t}_hnsw", fetch=False)
-        self._run(
-            f"INSERT INTO {t} (id, text, record, t_start, t_end, embedding, sparse, lead) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, record = EXCLUDED.record, t_start = EXCLUDED.t_start, "
-            "t_end = EXCLUDED.t_end, embedding = EXCLUDED.embedding, sparse = EXCLUDED.sparse, lead = EXCLUDED.lead",
-            many=rows,
-        )
-        if rebuild:
-            self._run("SET maintenance_work_mem = '512MB'", fetch=False)
-            self._run(f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)", fetch=False)
             self._run(f"ANALYZE {t}", fetch=False)
-        self._apply_df(delta)
         return n
+
+    @contextlib.contextmanager
+    def _write_transaction(self, what: str) -> Iterator[None]:
+        """One transaction for a write and its frequency update, serialised per table with an
+        advisory lock (two stores writing the same table wait for each other, so the frequencies
+        stay exact); a database error rolls everything back and is raised as InvalidInput (the
+        data was refused) or StoreError (the database failed)."""
+        psycopg = require("psycopg", extra="pgvector", package="psycopg")
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                self._run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"chronorank:{self.table}",), fetch=False)
+                yield
+        except ChronorankError:
+            raise
+        except psycopg.DataError as exc:
+            raise InvalidInput(
+                f"PostgreSQL refused the data of this {what}() on table {self.table!r} ({exc}); the whole batch "
+                "was rolled back, nothing was written. Fix the offending value and call again."
+            ) from exc
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"{what}() on table {self.table!r} failed in PostgreSQL and was rolled back, nothing was written "
+                f"({type(exc).__name__}: {exc}); fix the cause and call again."
+            ) from exc
 
     def _apply_df(self, delta: Counter[int]) -> None:
         changes = [(int(term), int(d)) for term, d in delta.items() if d != 0]
@@ -353,13 +434,14 @@ class PgVectorStore:
         wanted = [str(i) for i in ids]
         if not wanted or self.dim is None:
             return 0
-        gone = self._run(f"DELETE FROM {self.table} WHERE id = ANY(%s) RETURNING sparse", (wanted,))
-        delta: Counter[int] = Counter()
-        for (sv,) in gone:
-            if sv is not None:
-                for term in sv.indices():
-                    delta[int(term)] -= 1
-        self._apply_df(delta)
+        with self._write_transaction("delete"):
+            gone = self._run(f"DELETE FROM {self.table} WHERE id = ANY(%s) RETURNING sparse", (wanted,))
+            delta: Counter[int] = Counter()
+            for (sv,) in gone:
+                if sv is not None:
+                    for term in sv.indices():
+                        delta[int(term)] -= 1
+            self._apply_df(delta)
         return len(gone)
 
     def __len__(self) -> int:
