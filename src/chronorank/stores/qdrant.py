@@ -108,6 +108,12 @@ class QdrantStore:
     ) -> None:
         if not isinstance(collection, str) or not collection:
             raise InvalidInput(f"collection={collection!r}; give a non-empty name such as 'docs'.")
+        bad = sorted({c for c in collection if c in '<>:"/\\|?*' or ord(c) < 32 or ord(c) == 127})
+        if bad or len(collection) > 255:
+            raise InvalidInput(
+                f"collection={collection!r}: Qdrant names are at most 255 characters, without control "
+                f"characters or any of <>:\"/\\|?* (found {bad or len(collection)}); use e.g. 'docs'."
+            )
         if bad_dates not in ("raise", "missing"):
             raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
         qc = require("qdrant_client", extra="qdrant", package="qdrant-client")
