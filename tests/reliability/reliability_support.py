@@ -617,6 +617,30 @@ def load_during_save(workdir: Path, loads: int) -> dict[str, Any]:
     return stats
 
 
+def gate_under_hung_model(n: int, timeout: float = 0.01) -> dict[str, Any]:
+    """``n`` distinct queries through an LLMGate whose model never answers: the peak number of
+    extra threads, the fallbacks per reason, and whether every value was the fallback's."""
+    import threading
+
+    from chronorank.intent import LexicalGate, LLMGate
+
+    release = threading.Event()
+    gate = LLMGate(lambda p: (release.wait(60), "0.5")[1], timeout=timeout)
+    lexical = LexicalGate()
+    base = peak = threading.active_count()
+    wrong = 0
+    try:
+        for i in range(n):
+            q = f"latest release of project {i}"
+            wrong += gate(q) != lexical(q)
+            peak = max(peak, threading.active_count())
+    finally:
+        release.set()
+    return {"calls": n, "extra_threads_peak": peak - base, "max_workers": gate.max_workers,
+            "not_the_fallback_value": wrong, "fallback_reasons": dict(gate.stats["fallback_reasons"]),
+            "breaker_opened": gate.stats["breaker_opened"]}
+
+
 # --------------------------------------------------------------------------- memory
 
 MEMORY_SNIPPET = r"""
