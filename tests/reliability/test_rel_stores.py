@@ -46,3 +46,21 @@ def test_points_without_dates_from_another_writer_are_undated():
     by_id = {h.id: h for h in hits}
     assert set(by_id) == {"a", foreign}
     assert any("undated" in note for note in by_id[foreign].notes)
+
+
+@pytest.mark.parametrize("name", ["a/b", "x" * 256, "bad\nname", "what?"])
+def test_bad_collection_names_are_invalid_input_up_front(name):
+    from chronorank.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="collection="):
+        QdrantStore(name, client=QdrantClient(":memory:"), embedder=HashingEmbedder())
+
+
+def test_poisoned_document_is_refused_before_anything_is_written():
+    from chronorank.errors import InvalidInput
+
+    client, store = _store()
+    store.add([{"id": "a", "text": "pro plan pricing", "date": "2025-01-01"}])
+    with pytest.raises(InvalidInput, match=r"docs\[1\].*metadata"):
+        store.add([{"id": "b", "text": "fine"}, {"id": "c", "text": "x", "metadata": {"k": "\ud800"}}])
+    assert [h.id for h in store.search("pricing", k=5, now=NOW)] == ["a"]
