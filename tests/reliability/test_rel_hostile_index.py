@@ -212,6 +212,13 @@ def test_a_clean_index_still_loads_and_searches(saved):
     root, _ = saved
     idx = TemporalIndex.load(root)
     assert len(idx) == 20
+    # brackets inside strings are text, not nesting
+    idx.add([{"id": "brackets", "text": "[" * 5000 + " alpha", "metadata": {"k": "{" * 5000}}])
+    idx.save(root)
+    idx = TemporalIndex.load(root)
+    assert idx.get("brackets")["metadata"]["k"] == "{" * 5000
+    idx.delete("brackets")
+    idx.save(root)
     assert len(idx.search("alpha gamma", k=5, now="2025-01-01")) == 5
     for mmap in (True, False):
         assert len(TemporalIndex.load(root, mmap=mmap, verify=False)) == 20

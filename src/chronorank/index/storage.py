@@ -42,8 +42,8 @@ Loading it must not read outside it, crash, or exhaust memory: only the fixed fi
 listed above are opened, inside the generation directory, never through a symlink
 (``O_NOFOLLOW``, regular files only); every ``.npy`` header's dtype and shape is checked
 against the manifest before any data is read (no pickles), and every array's contents
-against the others (pointers monotone and in range, ids in range); JSON nesting is
-bounded. Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
+against the others (pointers monotone and in range, ids in range); JSON nested too
+deeply is refused. Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
 (the files are the ones the manifest lists), not *origin*: whoever can write the
 directory can write a consistent manifest too. An attacker-made index can still hold any
 documents and scores it likes; load only indexes whose content you would index yourself.
@@ -96,7 +96,6 @@ _ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
 _REQUIRED = ("docs.jsonl", "vocab.json", "times.npy", "term_ids.npy", "term_ptr.npy",
              "bm25_data.npy", "bm25_indices.npy", "bm25_indptr.npy")
 _ALLOWED = frozenset(_REQUIRED) | {"vectors.npy"}
-_MAX_JSON_DEPTH = 200  # well under the interpreter's recursion limit
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _thread_locks: dict[str, threading.Lock] = {}
@@ -348,26 +347,10 @@ def _open_regular(root: Path, path: Path, label: str) -> IO[bytes]:
     return fh
 
 
-def _json_depth_ok(raw: bytes) -> bool:
-    """False when brackets nest deeper than _MAX_JSON_DEPTH (checked before json.loads,
-    which would recurse once per level). Brackets inside strings count too: a bound, not a parse."""
-    depth = 0
-    for m in re.finditer(rb"[\[\]{}]", raw):
-        if m.group(0) in (b"[", b"{"):
-            depth += 1
-            if depth > _MAX_JSON_DEPTH:
-                return False
-        else:
-            depth -= 1
-    return True
-
-
-def _loads(root: Path, raw: bytes, label: str) -> Any:
-    if raw.count(b"[") + raw.count(b"{") > _MAX_JSON_DEPTH and not _json_depth_ok(raw):
-        raise _corrupt(root, f"{label} nests deeper than {_MAX_JSON_DEPTH} levels")
+def _loads(root: Path, raw: bytes | str, label: str) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nesting too deep
         raise _corrupt(root, f"{label} is not valid JSON") from None
 
 
@@ -521,15 +504,22 @@ def _check_range(root: Path, name: str, ids: np.ndarray, hi: int) -> None:
 
 
 def _read_records(root: Path, raw: bytes, n: int) -> list[dict[str, Any]]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _corrupt(root, "docs.jsonl is not UTF-8") from None
     records: list[dict[str, Any]] = []
-    for line in raw.splitlines():
+    loads = json.loads
+    for line in text.split("\n"):
         if not line.strip():
             continue
-        rec = _loads(root, line, "docs.jsonl")
-        if not (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("text"), str)
-                and isinstance(rec.get("metadata", {}), dict)):
+        try:
+            rec = loads(line)
+        except (ValueError, RecursionError):
+            raise _corrupt(root, f"docs.jsonl line {len(records) + 1} is not valid JSON") from None
+        if not (type(rec) is dict and type(rec.get("id")) is str and type(rec.get("text")) is str
+                and type(rec.get("metadata")) is dict):
             raise _corrupt(root, f"docs.jsonl line {len(records) + 1} is not a document record")
-        rec.setdefault("metadata", {})
         records.append(rec)
     if len(records) != n:
         raise _corrupt(root, f"docs.jsonl holds {len(records)} documents, the manifest says {n}")
