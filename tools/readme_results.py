@@ -446,6 +446,14 @@ def reliability(results: Path) -> str | None:
     if kills:
         rows.append(["kill -9 during writes, survived", f"{kills['survived']} / {kills['kills']}"])
         rows.append(["documents lost", count(kills["documents_lost"])])
+    writers = data.get("two_writers")
+    if writers:
+        trials = sum(w["trials"] for w in writers.values())
+        lost = sum(w["documents_lost"] for w in writers.values())
+        rows.append([f"two writers on one index, documents lost ({trials} trials)", count(lost)])
+    busy = data.get("load_during_save")
+    if busy:
+        rows.append([f"false CorruptIndex in {count(busy['loads'])} loads during saves", count(busy["false_corrupt"])])
     mem = data.get("memory")
     if mem:
         rows.append([f"peak memory reranking {count(mem['n'])} candidates (MiB)",
