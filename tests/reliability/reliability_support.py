@@ -560,6 +560,48 @@ def concurrent_save_trials(workdir: Path, trials: int, *, mode: str) -> dict[str
     return stats
 
 
+def _append_in_child(path: str, tag: str, barrier: Any) -> None:
+    from chronorank.index import TemporalIndex
+    from chronorank.index.storage import writer_lock
+
+    barrier.wait()
+    with writer_lock(path):  # the documented read-modify-write protocol
+        idx = TemporalIndex.load(path)
+        idx.add(writer_docs(tag))
+        idx.save(path)
+
+
+def concurrent_append_trials(workdir: Path, trials: int) -> dict[str, Any]:
+    """Two processes load, add their own documents and save one index at once, holding
+    ``writer_lock``: both batches and the base must survive (read back by id)."""
+    import multiprocessing
+
+    from chronorank.index import TemporalIndex
+
+    ctx = multiprocessing.get_context("fork")
+    stats: dict[str, Any] = {"trials": 0, "documents_lost": 0, "errors": []}
+    for t in range(trials):
+        path = workdir / f"append-{t}"
+        base = TemporalIndex(embedder=None)
+        base.add(writer_docs("base"))
+        base.save(path)
+        barrier = ctx.Barrier(2)
+        procs = [ctx.Process(target=_append_in_child, args=(str(path), tag, barrier)) for tag in ("A", "B")]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+            if p.exitcode != 0:
+                stats["errors"].append(f"trial {t}: a writer exited with {p.exitcode}")
+        idx = TemporalIndex.load(path)
+        for tag in ("base", "A", "B"):
+            for d in writer_docs(tag):
+                rec = idx.get(d["id"])
+                stats["documents_lost"] += rec is None or rec["text"] != d["text"]
+        stats["trials"] += 1
+    return stats
+
+
 def _save_loop(path: str, stop: Any, saves: Any) -> None:
     from chronorank.index import TemporalIndex
 

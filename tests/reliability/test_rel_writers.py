@@ -10,7 +10,12 @@ import json
 import os
 
 import pytest
-from reliability_support import concurrent_save_trials, load_during_save, writer_docs
+from reliability_support import (
+    concurrent_append_trials,
+    concurrent_save_trials,
+    load_during_save,
+    writer_docs,
+)
 
 from chronorank.index import TemporalIndex
 
@@ -95,3 +100,28 @@ def test_reader_retries_when_its_generation_vanished(tmp_path, monkeypatch):
     got = TemporalIndex.load(path)
     assert len(calls) == 2
     assert sorted(got.ids) == sorted(d["id"] for d in writer_docs("B"))
+
+
+def test_appending_processes_holding_the_writer_lock_keep_both_batches(tmp_path):
+    stats = concurrent_append_trials(tmp_path, 20)
+    assert stats["errors"] == [] and stats["trials"] == 20
+    assert stats["documents_lost"] == 0
+
+
+def test_writer_lock_is_reentrant_and_excludes_other_threads(tmp_path):
+    import threading
+
+    from chronorank.index.storage import writer_lock
+
+    path = tmp_path / "i"
+    idx = TemporalIndex(embedder=None)
+    idx.add(writer_docs("A"))
+    order: list[str] = []
+    with writer_lock(path):
+        idx.save(path)  # save takes the lock again in this thread: no deadlock
+        t = threading.Thread(target=lambda: (idx.save(path), order.append("other saved")))
+        t.start()
+        t.join(0.5)
+        order.append("holder done")  # the other thread is still waiting for the lock
+    t.join()
+    assert order == ["holder done", "other saved"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from typing import Any
@@ -31,22 +32,25 @@ def run(args: Any) -> int:
 
     from chronorank.eval.datasets import load_corpus
     from chronorank.index import TemporalIndex
-    from chronorank.index.storage import CURRENT
+    from chronorank.index.storage import CURRENT, writer_lock
 
     t0 = time.perf_counter()
     docs = load_corpus(args.corpus)
     out = Path(args.out)
-    if args.append and (out / CURRENT).is_file():
-        idx = TemporalIndex.load(out)
-    else:
-        idx = TemporalIndex(
-            embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
-        )
-    t1 = time.perf_counter()
-    idx.add(docs)
-    t2 = time.perf_counter()
-    idx.save(out)
-    t3 = time.perf_counter()
+    # --append is a read-modify-write: hold the writer lock from the load to the save, so two
+    # appends at once keep both batches
+    with writer_lock(out) if args.append else contextlib.nullcontext():
+        if args.append and (out / CURRENT).is_file():
+            idx = TemporalIndex.load(out)
+        else:
+            idx = TemporalIndex(
+                embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
+            )
+        t1 = time.perf_counter()
+        idx.add(docs)
+        t2 = time.perf_counter()
+        idx.save(out)
+        t3 = time.perf_counter()
     print(
         f"indexed {len(docs)} documents ({len(idx)} in the index) into {out} -- "
         f"read {t1 - t0:.1f}s, embed+analyse {t2 - t1:.1f}s, save {t3 - t2:.1f}s",

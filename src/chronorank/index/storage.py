@@ -21,8 +21,11 @@ Writers: one save at a time per directory. ``save`` holds an exclusive ``flock``
 ``INDEX/LOCK`` (threads and processes alike; the kernel drops it when a writer dies), so a
 second writer waits. After the switch only generations *older* than the one ``CURRENT``
 names are removed, with leftovers of killed saves. Generation names grow monotonically
-(a clock that steps back cannot make a new generation look older). The lock is advisory
-and local: directories shared over NFS or written by other tools are not protected.
+(a clock that steps back cannot make a new generation look older). A save writes the whole
+index from its writer's memory (last save wins); writers that load, add and save hold
+:func:`writer_lock` around all three so none of their additions is lost (the CLI's
+``--append`` does). The lock is advisory and local: directories shared over NFS or written
+by other tools are not protected.
 
 A failed save (disk full, any ``OSError``) removes everything it wrote, leaves the
 previous generation current and raises one :class:`~chronorank.errors.StoreError`; the
@@ -74,7 +77,7 @@ from chronorank.index.text import ANALYZER_VERSION
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
 
-__all__ = ["save_index", "load_index", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["save_index", "load_index", "writer_lock", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "chronorank-index"
 FORMAT_VERSION = 1
@@ -100,6 +103,7 @@ _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
+_held = threading.local()  # realpath -> how deeply this thread holds the writer lock
 
 
 def _sha256_fh(fh: IO[bytes]) -> str:
@@ -148,24 +152,48 @@ def _is_index_dir(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _writer_lock(root: Path) -> Iterator[None]:
-    """Exclusive writer lock on ``root``: a thread lock (flock does not exclude threads on
-    every platform) and an ``flock`` on ``root/LOCK`` (other processes)."""
+def writer_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the index directory's writer lock (``save`` takes it too; re-entrant per thread).
+
+    ``save`` writes the whole index from one writer's memory, so two processes that each
+    load, add and save would keep only the last one's additions. To read-modify-write an
+    index from several threads or processes, hold the lock around all three::
+
+        with writer_lock(path):
+            idx = TemporalIndex.load(path)
+            idx.add(docs)
+            idx.save(path)
+    """
+    root = Path(path)
     key = os.path.realpath(root)
+    held: dict[str, int] = _held.__dict__.setdefault("depth", {})
+    if held.get(key):
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
+    root.mkdir(parents=True, exist_ok=True)
     with _thread_locks_guard:
         tlock = _thread_locks.setdefault(key, threading.Lock())
-    with tlock:
+    with tlock:  # flock does not exclude threads on every platform
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: threads of this process only
-            yield
-            return
-        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl = None  # type: ignore[assignment]
+        fd = None if fcntl is None else os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # other processes; dropped when this one dies
+            held[key] = 1
+            try:
+                yield
+            finally:
+                held[key] = 0
         finally:
-            os.close(fd)  # closing the descriptor releases the flock
+            if fd is not None:
+                os.close(fd)  # closing the descriptor releases the flock
 
 
 def _new_generation(root: Path) -> str:
@@ -213,7 +241,7 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         vocab_items = list(index._vocab.items())
     bm25 = snap.bm25(index.k1, index.b)
     try:
-        lock = _writer_lock(root)
+        lock = writer_lock(root)
         lock.__enter__()
     except OSError as exc:
         raise StoreError(f"cannot lock the index directory {str(root)!r} for writing: {exc}.") from exc
