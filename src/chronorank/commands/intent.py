@@ -17,8 +17,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Parse a query's temporal intent: mode, target interval, sensitivity, topical query.",
     )
     p.add_argument("query", help="the query text")
-    p.add_argument("--now", default=None, help="reference time (ISO date or epoch seconds; default: now)")
-    p.add_argument("--lang", default=None, help="language code (default: detect)")
+    p.add_argument("--now", default=None, help="reference time, an ISO date or epoch seconds (default: the wall clock)")
+    p.add_argument("--lang", default=None, help="language code, e.g. en or ru (default: detected from the text)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
     return p

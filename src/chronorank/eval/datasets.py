@@ -1,4 +1,4 @@
-"""Loaders for benchmark files in the FORMAT.md shape, and the bundled release benchmark.
+"""Loaders for benchmark files in the docs/format.md shape, and the bundled release benchmark.
 
 A corpus record comes back as::
 
@@ -83,10 +83,20 @@ def _blank(value: Any) -> bool:
 def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise InvalidInput(
-            f"{what} file {str(path)!r} does not exist; pass the path of a FORMAT.md "
+            f"{what} file {str(path)!r} does not exist; pass the path of a docs/format.md "
             f"{what} file (JSON Lines, one object a line)."
         )
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        raise InvalidInput(f"{what} file {str(path)!r} is a directory; pass the JSON Lines file inside it.")
+    data = path.read_bytes()
+    if b"\x00" in data[:65536]:
+        raise InvalidInput(f"{what} file {str(path)!r} holds NUL bytes: it is a binary file, not JSON Lines "
+                           "text (docs/format.md).")
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark is accepted
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{what} file {str(path)!r}: byte 0x{data[exc.start]:02x} at offset {exc.start} is "
+                           "not UTF-8; save the file as UTF-8.") from None
     stripped = text.lstrip()
     if stripped.startswith("["):  # a JSON array is accepted too
         try:
@@ -119,7 +129,7 @@ def _require_object(obj: Any, path: Path, lineno: int, what: str) -> dict[str, A
 
 
 def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> dict[str, Any]:
-    """One FORMAT.md corpus object -> the canonical record (metadata merged)."""
+    """One docs/format.md corpus object -> the canonical record (metadata merged)."""
     doc_id = obj.get("id")
     if doc_id is None or (isinstance(doc_id, str) and not doc_id):
         raise InvalidInput(f"{where}: field 'id' is missing or empty; every document needs a unique string id.")
@@ -147,7 +157,7 @@ def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> di
 
 
 def load_corpus(path: str | Path) -> list[dict[str, Any]]:
-    """Read a FORMAT.md ``corpus.jsonl``; ids must be unique."""
+    """Read a docs/format.md ``corpus.jsonl``; ids must be unique."""
     p = Path(path)
     docs: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -163,7 +173,7 @@ def load_corpus(path: str | Path) -> list[dict[str, Any]]:
 
 
 def normalize_query(obj: Mapping[str, Any], *, where: str = "query") -> dict[str, Any]:
-    """One FORMAT.md query object -> the canonical record (extra keys kept)."""
+    """One docs/format.md query object -> the canonical record (extra keys kept)."""
     qid = obj.get("qid")
     if qid is None or qid == "":
         raise InvalidInput(f"{where}: field 'qid' is missing; every query needs a unique id.")
@@ -205,7 +215,7 @@ def normalize_query(obj: Mapping[str, Any], *, where: str = "query") -> dict[str
 
 
 def load_queries(path: str | Path) -> list[dict[str, Any]]:
-    """Read a FORMAT.md ``queries.jsonl``; qids must be unique."""
+    """Read a docs/format.md ``queries.jsonl``; qids must be unique."""
     p = Path(path)
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -237,7 +247,7 @@ def load_benchmark(directory: str | Path) -> tuple[list[dict[str, Any]], list[di
     if not d.is_dir():
         raise InvalidInput(
             f"benchmark directory {str(d)!r} does not exist; pass a directory holding "
-            "corpus.jsonl and queries.jsonl (see FORMAT.md)."
+            "corpus.jsonl and queries.jsonl (see docs/format.md)."
         )
     corpus = load_corpus(d / "corpus.jsonl")
     queries = load_queries(d / "queries.jsonl")
@@ -249,7 +259,7 @@ def load_benchmark(directory: str | Path) -> tuple[list[dict[str, Any]], list[di
 
 
 def write_corpus(docs: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write documents as FORMAT.md JSON Lines (UTF-8, one object a line)."""
+    """Write documents as docs/format.md JSON Lines (UTF-8, one object a line)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", encoding="utf-8") as fh:
@@ -259,7 +269,7 @@ def write_corpus(docs: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
 
 
 def write_queries(queries: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write queries as FORMAT.md JSON Lines."""
+    """Write queries as docs/format.md JSON Lines."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", encoding="utf-8") as fh:
@@ -367,7 +377,7 @@ def release_benchmark_from_snapshot(
 def tdw_release_benchmark(
     path: str | Path | None = None, *, min_releases: int = 4
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The peer's release-notes benchmark as FORMAT.md (corpus, queries): 242 docs, 13 queries.
+    """The peer's release-notes benchmark as docs/format.md (corpus, queries): 242 docs, 13 queries.
 
     Reads the bundled snapshot (MIT, see ``eval/bundled/LICENSE``), else
     ``../shared/data/tdw-rag-release-corpus/release_corpus.json``, else ``path``.
