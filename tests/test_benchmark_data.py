@@ -35,7 +35,7 @@ def _shared_changelogs() -> Path | None:
 
 
 SHARED = _shared_changelogs()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data/changelogs not found")
+needs_shared = pytest.mark.skipif(SHARED is None, reason="needs ../shared/data (the team's data folder beside the repository; a clone has none)")
 
 
 def _jsonl(path: Path) -> list[dict]:

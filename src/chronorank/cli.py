@@ -43,8 +43,8 @@ def _build_parser(only: str | None) -> tuple[argparse.ArgumentParser, argparse.A
                     raise
                 sub.add_parser(name, help=help_text + " (not available in this build)")
             chosen = sub.choices.get(name)
-            if chosen is not None and not chosen.epilog:
-                chosen.epilog = EPILOG
+            if chosen is not None and EPILOG not in (chosen.epilog or ""):
+                chosen.epilog = f"{chosen.epilog.rstrip()}\n\n{EPILOG}" if chosen.epilog else EPILOG
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser, chosen

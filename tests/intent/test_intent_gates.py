@@ -124,9 +124,7 @@ def test_llm_gate_cache_is_bounded_lru() -> None:
 def test_llm_gate_falls_back_to_lexical_and_counts(client: _Recorder, reason: str) -> None:
     gate = LLMGate(client, timeout=0.2)
     q = "explain how cosine similarity works"
-    start = time.perf_counter()
     assert gate(q) == LexicalGate()(q)
-    assert time.perf_counter() - start < 0.9
     assert gate.stats["fallbacks"] == 1 and gate.stats["fallback_reasons"][reason] == 1
     gate(q)  # failures are not cached: the model is asked again
     assert gate.stats["calls"] == 2

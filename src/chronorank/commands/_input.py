@@ -287,3 +287,23 @@ def check_suite_dir(name: str, command: str) -> None:
                            f"queries.jsonl ({FORMAT_DOC}), e.g. examples/releases")
     read_corpus(p / "corpus.jsonl", command, flag="corpus")
     read_queries(p / "queries.jsonl", flag="queries")
+
+
+def parse_now(text: str | None, flag: str = "--now") -> float | None:
+    """``--now``: None (the wall clock), Unix seconds, or any date the parser reads."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    from chronorank.timeparse import to_epoch
+
+    try:
+        value = float(to_epoch(text, strict=True))
+    except (InvalidInput, TypeError, ValueError, OverflowError):
+        value = math.nan
+    if math.isnan(value):
+        raise InvalidInput(f"{flag} {text!r} is not a time; give a date like 2026-08-01, a time like "
+                           f"2026-08-01T12:00:00Z or Unix seconds, or leave {flag} out for the wall clock")
+    return value

@@ -29,19 +29,11 @@ def _bound(t: float) -> str | None:
     return None if dt is None else dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _now_arg(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def run(args: argparse.Namespace) -> int:
+    from chronorank.commands._input import parse_now
     from chronorank.intent import parse
 
-    intent = parse(args.query, now=_now_arg(args.now), lang=args.lang)
+    intent = parse(args.query, now=parse_now(args.now), lang=args.lang)
     target = None
     if intent.target is not None:
         target = {"start": _bound(intent.target.start), "end": _bound(intent.target.end)}

@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--strength", type=float, default=1.0, help="decay strength in [0, 1] (default 1)")
     p.add_argument("--combine", default="gated_multiply",
                    help="gated_multiply | multiply | linear | rrf (default gated_multiply)")
-    p.add_argument("--missing-date", default="neutral",
+    p.add_argument("--missing-date", default="neutral", choices=("neutral", "keep", "penalise", "drop", "raise"),
                    help="what an undated candidate gets: neutral | keep | penalise | drop | raise (default neutral)")
     p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
                    help="unreadable dates: raise (default) stops with the line, or missing treats the candidate "
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         check_dates,
         decode,
         parse_jsonl,
+        parse_now,
         read_text,
         warn,
     )
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         warn("rerank", f"{bad_scores} candidate(s) without a numeric {args.score_field}, {what} "
                        f"(--bad-score {args.bad_score})")
     rows = [r for _, r in rows_at]
-    ranking = reranker.rerank(args.query, rows, top_k=args.top_k, now=args.now)
+    ranking = reranker.rerank(args.query, rows, top_k=args.top_k, now=parse_now(args.now))
     if args.json:
         out = {
             "query": args.query,

@@ -26,6 +26,7 @@ def run(args: Any) -> int:
     from pathlib import Path
 
     from chronorank.commands._index_common import print_ranking
+    from chronorank.commands._input import parse_now
     from chronorank.errors import ChronorankError, InvalidInput
     from chronorank.index import TemporalIndex
 
@@ -44,6 +45,6 @@ def run(args: Any) -> int:
         raise InvalidInput(f"index {args.index!r} could not be read ({type(exc).__name__}: {exc}); its files "
                            "are damaged -- run without --no-verify to see which, or rebuild it with chronorank index"
                            ) from None
-    ranking = idx.search(args.query, k=args.top_k, now=args.now, config=args.config)
+    ranking = idx.search(args.query, k=args.top_k, now=parse_now(args.now), config=args.config)
     print_ranking(ranking, explain=args.explain, as_json=args.json)
     return 0

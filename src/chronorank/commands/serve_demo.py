@@ -38,9 +38,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from chronorank.commands._input import parse_now
     from chronorank.demo_app import DemoEngine, default_corpus, make_server
     from chronorank.errors import InvalidInput
 
+    parse_now(args.now)  # checked before indexing
     if args.limit is not None and args.limit < 1:
         raise InvalidInput(f"--limit {args.limit}; give a positive number of documents")
     if args.corpus:
