@@ -20,6 +20,7 @@ EPILOG = "File formats: docs/format.md; example data: examples/releases/."
 
 # A library hint written in Python (``pass bad_dates='missing'``) becomes the command's flag
 # (``--bad-dates missing``) when the command has that option.
+_FILE_ERROR = re.compile(r"\b(line|item) \d+\b")
 _PY_HINT = re.compile(r"\b([a-z][a-z0-9_]*)=('([^']*)'|\"([^\"]*)\"|[\w.+-]+)")
 
 
@@ -65,7 +66,9 @@ def cli_hint(message: str, parser: argparse.ArgumentParser | None) -> str:
         value = m.group(3) if m.group(3) is not None else m.group(4) if m.group(4) is not None else m.group(2)
         return f"{flag} {value}"
 
-    return _PY_HINT.sub(swap, message)
+    message = _PY_HINT.sub(swap, message)
+    # "strength must be ..." names the option the user typed
+    return re.sub(r"^([a-z][a-z0-9_]*)(?= must be )", lambda m: flags.get(m.group(1), m.group(1)), message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(func(args) or 0)
     except ChronorankError as exc:
         text = " ".join(cli_hint(str(exc), chosen).split())
+        if _FILE_ERROR.search(text) and "format.md" not in text:
+            text += " (file formats: docs/format.md)"
         print(f"chronorank {args.command}: error: {text}", file=sys.stderr)
         return int(getattr(exc, "exit_code", 2))
     except BrokenPipeError:

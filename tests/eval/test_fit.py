@@ -170,3 +170,13 @@ def test_ties_are_reported_and_go_to_the_gentlest_setting():
 def test_a_single_best_is_not_called_a_tie():
     res = fit(_queries(), PEER_EQUIVALENT_SPACE, folds=3, progress=False)
     assert res.ties == 1 and "tie" not in str(res)
+
+
+def test_the_table_starts_with_the_chosen_configuration():
+    fq = [FitQuery(query="q", similarity=np.array([0.9, 0.5]), ages=np.array([1.0, 400.0]),
+                   grades=np.array([3.0, 0.0]), ideal=np.array([3.0]), ids=["new", "old"], sensitivity=1.0, qid="q")]
+    space = {"kernels": {"exponential": {"half_life_days": [30, 365]}}, "combine": ["multiply"],
+             "strength": [1.0, 0.5], "gate": [False]}
+    res = fit(fq, space, folds=2, progress=False)
+    first_row = res.table(4).splitlines()[2]
+    assert first_row.startswith("| exponential(half_life_days=365) | multiply | 0.5 |"), res.table(4)

@@ -255,8 +255,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_queries(path: str | Path, flag: str = "--queries") -> list[dict[str, Any]]:
-    """A docs/format.md query file, checked and normalised; exit code 3 when it holds no queries."""
+def read_queries(path: str | Path, flag: str = "--queries", ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """A docs/format.md query file, checked and normalised; exit code 3 when it holds no queries.
+    With ``ids`` (the corpus's), every judged or listed document must be one of them."""
     from chronorank.eval.datasets import normalize_query
 
     where = str(path)
@@ -271,6 +272,14 @@ def read_queries(path: str | Path, flag: str = "--queries") -> list[dict[str, An
             raise InvalidInput(f"{where} line {lineno}: qid {q['qid']!r} is already used on line "
                                f"{seen[q['qid']]}; qids must be unique")
         seen[q["qid"]] = lineno
+        if ids is not None:
+            unknown = [d for d in [*q["relevance"], *(q.get("candidates") or [])] if d not in ids]
+            if unknown:
+                raise InvalidInput(
+                    f"{where} line {lineno} (qid {q['qid']!r}): names document id {unknown[0]!r}"
+                    f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}, which the corpus does "
+                    "not hold; fix the id, or add the document to the corpus"
+                )
         out.append(q)
     check_dates([(n, {"qid": q["qid"], "reference_date": q["reference_date"]}) for n, q in zip(seen.values(), out)],
                 where, fields=("reference_date",), id_field="qid")
@@ -285,8 +294,8 @@ def check_suite_dir(name: str, command: str) -> None:
     if not p.is_dir():
         raise InvalidInput(f"{name!r} is not a directory; give a directory holding corpus.jsonl and "
                            f"queries.jsonl ({FORMAT_DOC}), e.g. examples/releases")
-    read_corpus(p / "corpus.jsonl", command, flag="corpus")
-    read_queries(p / "queries.jsonl", flag="queries")
+    docs = read_corpus(p / "corpus.jsonl", command, flag="corpus")
+    read_queries(p / "queries.jsonl", flag="queries", ids={d["id"] for d in docs})
 
 
 def parse_now(text: str | None, flag: str = "--now") -> float | None:

@@ -30,7 +30,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: Any) -> int:
     from chronorank.commands._input import read_corpus, read_queries
-    from chronorank.eval.datasets import check_benchmark
     from chronorank.index import get_embedder
     from chronorank.index.config import IndexConfig
     from chronorank.index.evaluation import evaluate_index, index_for_benchmark
@@ -38,8 +37,7 @@ def run(args: Any) -> int:
     config = IndexConfig.from_spec(args.config)
     embedder = get_embedder(args.embedder)  # a missing extra stops the command before any reading
     corpus = read_corpus(args.corpus, "eval", flag="--corpus", dayfirst=args.dayfirst)
-    queries = read_queries(args.queries)
-    check_benchmark(corpus, queries)
+    queries = read_queries(args.queries, ids={d["id"] for d in corpus})
     idx = index_for_benchmark(corpus, embedder=embedder, config=config)
     res = evaluate_index(idx, queries)
     out: dict[str, Any] = {"overall": res["overall"], "by_kind": res["by_kind"], "config": res["config"]}

@@ -323,6 +323,7 @@ class FitResult:
     fold_choices: list[str] = field(repr=False, default_factory=list)
     relative_recency: float | None = None
     ties: int = 1  # configurations sharing the best fitted score (the gentlest is chosen)
+    best_index: int | None = None  # the chosen row of ``trials``
 
     @property
     def spec(self) -> str:
@@ -353,7 +354,10 @@ class FitResult:
     def table(self, top: int = 10) -> str:
         """The best ``top`` trials as a markdown table."""
         t = self.trials
-        order = np.argsort(-np.asarray(t["score"]), kind="stable")[:top]
+        order = np.argsort(-np.asarray(t["score"]), kind="stable")
+        if self.best_index is not None:  # the chosen configuration heads its tie
+            order = np.concatenate([[self.best_index], order[order != self.best_index]])
+        order = order[:top]
         lines = [f"| kernel | combine | strength | gate | relative recency | {self.metric} |",
                  "|---|---|---:|---|---:|---:|"]
         rr = t.get("relative_recency") or [None] * len(t["kernel"])
@@ -689,7 +693,7 @@ def fit(
         relative_recency=table["relative_recency"][best],
         heldout=heldout, heldout_std=float(np.std(held)) if held else math.nan, folds=folds_used,
         n_trials=int(matrix.shape[0]), seconds=time.perf_counter() - t0, trials=table, fold_choices=choices,
-        ties=ties,
+        ties=ties, best_index=best,
     )
 
 
