@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.datasets import decode_text as decode
+from chronorank.eval.datasets import parse_jsonl
 
 FORMAT_DOC = "docs/format.md"
 TEXT_LIMIT = 8 * 1024 * 1024  # characters; a longer text is refused (split the document)
@@ -28,6 +30,15 @@ class NothingToDo(InvalidInput):
     """The input holds no records: the command stops with exit code 3 (docs/format.md)."""
 
     exit_code = 3
+
+
+def add_date_options(p: Any, undated: str) -> None:
+    """``--bad-dates`` and ``--dayfirst``, the same for every command that reads dates."""
+    p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
+                   help=f"unreadable dates: raise (default) stops with the line, or missing {undated} "
+                        "and prints how many")
+    p.add_argument("--dayfirst", action="store_true",
+                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March)")
 
 
 def warn(command: str, message: str) -> None:
@@ -48,63 +59,6 @@ def read_text(path: str | Path, flag: str) -> str:
     except OSError as exc:
         raise InvalidInput(f"{flag} {str(p)!r} cannot be read ({exc.strerror}); check the path and its permissions") from None
     return decode(data, f"{flag} {str(p)!r}")
-
-
-def decode(data: bytes, where: str) -> str:
-    """UTF-8 (a leading BOM is dropped); NUL bytes or invalid UTF-8 name the offset."""
-    nul = data.find(b"\x00", 0, 1 << 16)
-    if nul >= 0:
-        enc = " (it looks like UTF-16: convert it with iconv -f UTF-16 -t UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise InvalidInput(
-            f"{where} holds a NUL byte at offset {nul}: it is a binary file, not JSON Lines text{enc}; see {FORMAT_DOC}"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InvalidInput(
-            f"{where} line {line}: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8; "
-            f"save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8)"
-        ) from None
-
-
-def parse_jsonl(text: str, where: str, what: str = "record") -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) per non-blank line; a text starting with ``[`` is one JSON array."""
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"{where} line {exc.lineno}: not valid JSON ({exc.msg}); the file starts with '[' so it is "
-                f"read as one JSON array of {what}s ({FORMAT_DOC})"
-            ) from None
-        rows = []
-        for i, obj in enumerate(items if isinstance(items, list) else [items]):
-            rows.append((i + 1, _object(obj, where, f"item {i + 1}", what)))
-        return rows
-    out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"{where} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                f"each line must hold one JSON object ({FORMAT_DOC})"
-            ) from None
-        out.append((lineno, _object(obj, where, f"line {lineno}", what)))
-    return out
-
-
-def _object(obj: Any, where: str, at: str, what: str) -> dict[str, Any]:
-    if not isinstance(obj, dict):
-        shown = json.dumps(obj)[:60] if not isinstance(obj, float) or math.isfinite(obj) else repr(obj)
-        raise InvalidInput(
-            f"{where} {at}: a JSON {type(obj).__name__} ({shown}), expected one {what} object "
-            f"such as {{\"id\": ..., ...}} ({FORMAT_DOC})"
-        )
-    return obj
 
 
 def check_dates(

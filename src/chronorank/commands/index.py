@@ -8,6 +8,8 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
+    from chronorank.commands._input import add_date_options
+
     p = sub.add_parser(
         "index",
         help="build an index from a corpus JSONL file",
@@ -25,11 +27,7 @@ def add_parser(sub: Any) -> None:
                    help="index(...) spec stored as the index's default search config (default: the built-in one)")
     p.add_argument("--group-key", default=None,
                    help="metadata field linking versions of one document (default: none)")
-    p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
-                   help="unreadable dates: raise (default) stops with the line, or missing indexes the "
-                        "document as undated and prints how many")
-    p.add_argument("--dayfirst", action="store_true",
-                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March)")
+    add_date_options(p, "indexes the document as undated")
     p.add_argument("--append", action="store_true", help="upsert into an existing index at --out")
     p.set_defaults(func=run)
 

@@ -11,6 +11,8 @@ from chronorank.errors import InvalidInput
 
 
 def add_parser(sub: Any) -> None:
+    from chronorank.commands._input import add_date_options
+
     p = sub.add_parser(
         "rerank",
         help="rerank scored, dated candidates read as JSONL",
@@ -27,11 +29,7 @@ def add_parser(sub: Any) -> None:
                    help="gated_multiply | multiply | linear | rrf (default gated_multiply)")
     p.add_argument("--missing-date", default="neutral", choices=("neutral", "keep", "penalise", "drop", "raise"),
                    help="what an undated candidate gets: neutral | keep | penalise | drop | raise (default neutral)")
-    p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
-                   help="unreadable dates: raise (default) stops with the line, or missing treats the candidate "
-                        "as undated and prints how many (the same rule as chronorank index)")
-    p.add_argument("--dayfirst", action="store_true",
-                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March)")
+    add_date_options(p, "treats the candidate as undated")
     p.add_argument("--bad-score", default="raise", choices=("raise", "drop", "zero"),
                    help="a missing or non-numeric score: raise (default), drop the candidate, or score it 0")
     p.add_argument("--future", default="clamp",

@@ -88,44 +88,66 @@ def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
         )
     if path.is_dir():
         raise InvalidInput(f"{what} file {str(path)!r} is a directory; pass the JSON Lines file inside it.")
-    data = path.read_bytes()
-    if b"\x00" in data[:65536]:
-        raise InvalidInput(f"{what} file {str(path)!r} holds NUL bytes: it is a binary file, not JSON Lines "
-                           "text (docs/format.md).")
+    where = f"{what} file {str(path)!r}"
+    return parse_jsonl(decode_text(path.read_bytes(), where), where, "document" if what == "corpus" else "query")
+
+
+def decode_text(data: bytes, where: str) -> str:
+    """UTF-8 (a leading BOM is dropped); NUL bytes or invalid UTF-8 name the offset."""
+    nul = data.find(b"\x00", 0, 1 << 16)
+    if nul >= 0:
+        enc = " (it looks like UTF-16: convert it with iconv -f UTF-16 -t UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InvalidInput(
+            f"{where} holds a NUL byte at offset {nul}: it is a binary file, not JSON Lines text{enc}; see docs/format.md"
+        )
     try:
-        text = data.decode("utf-8-sig")  # a byte-order mark is accepted
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{what} file {str(path)!r}: byte 0x{data[exc.start]:02x} at offset {exc.start} is "
-                           "not UTF-8; save the file as UTF-8.") from None
-    stripped = text.lstrip()
-    if stripped.startswith("["):  # a JSON array is accepted too
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(
+            f"{where} line {line}: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8; "
+            f"save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8)"
+        ) from None
+
+
+def parse_jsonl(text: str, where: str, what: str = "record") -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) per non-blank line; a text starting with ``[`` is one JSON array."""
+    if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{what} file {str(path)!r} is not valid JSON: {exc}") from None
-        return [(i + 1, _require_object(o, path, i + 1, what)) for i, o in enumerate(items)]
+            raise InvalidInput(
+                f"{where} line {exc.lineno}: not valid JSON ({exc.msg}); the file starts with '[' so it is "
+                f"read as one JSON array of {what}s (docs/format.md)"
+            ) from None
+        rows = []
+        for i, obj in enumerate(items if isinstance(items, list) else [items]):
+            rows.append((i + 1, _object(obj, where, f"item {i + 1}", what)))
+        return rows
     out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                f"{what} file {str(path)!r} line {lineno} is not valid JSON ({exc.msg}); "
-                "each line must hold one JSON object."
+                f"{where} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                f"each line must hold one JSON object (docs/format.md)"
             ) from None
-        out.append((lineno, _require_object(obj, path, lineno, what)))
+        out.append((lineno, _object(obj, where, f"line {lineno}", what)))
     return out
 
 
-def _require_object(obj: Any, path: Path, lineno: int, what: str) -> dict[str, Any]:
+def _object(obj: Any, where: str, at: str, what: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
+        shown = json.dumps(obj)[:60] if not isinstance(obj, float) or math.isfinite(obj) else repr(obj)
         raise InvalidInput(
-            f"{what} file {str(path)!r} line {lineno}: expected a JSON object, got "
-            f"{type(obj).__name__}."
+            f"{where} {at}: a JSON {type(obj).__name__} ({shown}), expected one {what} object "
+            f"such as {{\"id\": ..., ...}} (docs/format.md)"
         )
     return obj
+
 
 
 def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> dict[str, Any]:
