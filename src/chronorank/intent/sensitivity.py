@@ -76,8 +76,22 @@ _EN_NOT_SUPERLATIVE = frozenset({
 _MOVING_KINDS = frozenset({"relative", "past_n", "ago", "day", "ytd"})
 
 
+# cue classes already seen as expression kinds ("recent" hits) or contained in one
+_SKIP_CUES = frozenset({"recent", "newest"})
+
+
+_BUCKETS: dict[str, int] = {}  # feature name -> bucket, memoised (words repeat across queries)
+_MAX_MEMO = 200_000
+
+
 def _bucket(s: str) -> int:
-    return zlib.crc32(s.encode("utf-8", "surrogatepass")) & (DIM - 1)
+    b = _BUCKETS.get(s)
+    if b is None:
+        b = zlib.crc32(s.encode("utf-8", "surrogatepass")) & (DIM - 1)
+        if len(_BUCKETS) >= _MAX_MEMO:
+            _BUCKETS.clear()
+        _BUCKETS[s] = b
+    return b
 
 
 def feature_names(
@@ -93,7 +107,7 @@ def feature_names(
     name_words = [w for s, e in named for w in _TOKEN.findall(text[s:e].lower().replace("’", "'"))]
     for s, e in named:
         text = text[:s] + " " * (e - s) + text[e:]  # same length: later spans stay valid
-    cues = [c for c, pat in language.lexicon.items() if pat.search(text) is not None]
+    cues = [c for c, pat in language.lexicon.items() if c not in _SKIP_CUES and pat.search(text) is not None]
     low = text.lower().replace("’", "'")
     words = _TOKEN.findall(low)
     names = ["bias:" + lang]
@@ -144,9 +158,12 @@ class SensitivityModel:
                 f"{w.shape}; refit with fit_sensitivity()"
             )
         object.__setattr__(self, "weights", w)
+        # one query sums a few dozen weights: plain floats beat numpy's per-call overhead
+        object.__setattr__(self, "_table", w.tolist())
 
     def score(self, names: Sequence[str]) -> float:
-        z = self.bias + float(self.weights[feature_index(names)].sum())
+        table = self._table  # type: ignore[attr-defined]
+        z = self.bias + sum([table[i] for i in {_bucket(n) for n in names}])
         return 1.0 / (1.0 + math.exp(-min(40.0, max(-40.0, z))))
 
     def save(self, path: str | Path) -> None:
@@ -156,7 +173,7 @@ class SensitivityModel:
             "bias": round(float(self.bias), 6),
             "meta": self.meta,
             # only the buckets some training feature reached: the rest stay 0
-            "weights": {str(i): round(float(v), 5) for i, v in enumerate(self.weights) if round(float(v), 5)},
+            "weights": {str(i): round(float(v), 4) for i, v in enumerate(self.weights) if round(float(v), 4)},
         }
         Path(path).write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
 
