@@ -28,7 +28,7 @@ import math
 import re
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,6 +205,41 @@ def default_model(reload: bool = False) -> SensitivityModel:
     return _default
 
 
+def adam_logistic(
+    margin: Callable[[np.ndarray], np.ndarray],
+    backprop: Callable[[np.ndarray], np.ndarray],
+    y: np.ndarray,
+    row_weight: np.ndarray,
+    dim: int,
+    *,
+    l2: float,
+    epochs: int,
+    learning_rate: float,
+) -> tuple[np.ndarray, float]:
+    """Full-batch Adam on the ``row_weight``-weighted log-loss + ``l2 * |w|^2 / 2``; deterministic.
+
+    ``margin(w)`` is ``X @ w`` and ``backprop(g)`` is ``X.T @ g`` for whatever holds the
+    features (a dense matrix, or sparse index arrays); returns ``(w, b)``.
+    """
+    w = np.zeros(dim)
+    b = 0.0
+    m_w, v_w = np.zeros(dim), np.zeros(dim)
+    m_b = v_b = 0.0
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    for t in range(1, epochs + 1):
+        p = 1.0 / (1.0 + np.exp(-np.clip(margin(w) + b, -40, 40)))
+        g = (p - y) * row_weight
+        gw = backprop(g) + l2 * w
+        gb = float(g.sum())
+        m_w = b1 * m_w + (1 - b1) * gw
+        v_w = b2 * v_w + (1 - b2) * gw * gw
+        m_b = b1 * m_b + (1 - b1) * gb
+        v_b = b2 * v_b + (1 - b2) * gb * gb
+        w -= learning_rate * (m_w / (1 - b1**t)) / (np.sqrt(v_w / (1 - b2**t)) + eps)
+        b -= learning_rate * (m_b / (1 - b1**t)) / (math.sqrt(v_b / (1 - b2**t)) + eps)
+    return w, b
+
+
 def fit_sensitivity(
     rows: Sequence[tuple[Sequence[str], float]],
     *,
@@ -235,21 +270,9 @@ def fit_sensitivity(
     lengths = np.array([a.size for a in idx])
     cols = np.concatenate(idx) if idx else np.zeros(0, dtype=np.int64)
     row_of = np.repeat(np.arange(len(y)), lengths)
-    w = np.zeros(DIM)
-    b = 0.0
-    m_w, v_w = np.zeros(DIM), np.zeros(DIM)
-    m_b = v_b = 0.0
-    b1, b2, eps = 0.9, 0.999, 1e-8
-    for t in range(1, epochs + 1):
-        z = np.bincount(row_of, weights=w[cols], minlength=len(y)) + b
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
-        g = (p - y) * sw
-        gw = np.bincount(cols, weights=g[row_of], minlength=DIM) + l2 * w
-        gb = float(g.sum())
-        m_w = b1 * m_w + (1 - b1) * gw
-        v_w = b2 * v_w + (1 - b2) * gw * gw
-        m_b = b1 * m_b + (1 - b1) * gb
-        v_b = b2 * v_b + (1 - b2) * gb * gb
-        w -= learning_rate * (m_w / (1 - b1**t)) / (np.sqrt(v_w / (1 - b2**t)) + eps)
-        b -= learning_rate * (m_b / (1 - b1**t)) / (math.sqrt(v_b / (1 - b2**t)) + eps)
+    w, b = adam_logistic(
+        lambda w: np.bincount(row_of, weights=w[cols], minlength=len(y)),
+        lambda g: np.bincount(cols, weights=g[row_of], minlength=DIM),
+        y, sw, DIM, l2=l2, epochs=epochs, learning_rate=learning_rate,
+    )
     return SensitivityModel(weights=w, bias=b, meta={"n_train": len(y), "l2": l2, "epochs": epochs})
