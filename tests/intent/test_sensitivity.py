@@ -116,6 +116,8 @@ def test_fit_and_load_reject_bad_input(tmp_path: Path) -> None:
     bad.write_text('{"format": "something else"}')
     with pytest.raises(InvalidInput, match="not a chronorank.time_sensitivity/1 file"):
         SensitivityModel.load(bad)
+    with pytest.raises(InvalidInput, match="query must be a str"):
+        sensitivity_features(42)  # type: ignore[arg-type]
     assert default_model().weights.shape == (DIM,)
 
 

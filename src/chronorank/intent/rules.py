@@ -359,10 +359,11 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
 
 def sensitivity_features(query: str, now: Any = None, lang: str | None = None) -> list[str]:
     """The features the time-sensitivity model scores for ``query`` (to fit it on your own)."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
     out: list[str] = []
-    parse_query = query if isinstance(query, str) else ""
-    code = detect_language(parse_query) if lang is None else lang
-    _parse(parse_query, cal.resolve_now(now), get_language(code), features_out=out)
+    code = detect_language(query) if lang is None else lang
+    _parse(query, cal.resolve_now(now), get_language(code), features_out=out)
     return out
 
 
