@@ -447,10 +447,11 @@ def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
     need = [q for q in fq if q.sensitivity is None]
     if need:
         from chronorank.intent import parse
+        from chronorank.temporal import intent_strength
 
         for q in need:
             it = parse(q.query, now=None if math.isnan(q.now) else q.now)
-            q.sensitivity = 0.0 if it.mode in ("timeless", "specific") else float(it.time_sensitivity)
+            q.sensitivity = intent_strength(it)
     return np.array([float(q.sensitivity or 0.0) for q in fq])
 
 
