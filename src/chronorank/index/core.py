@@ -339,16 +339,16 @@ class TemporalIndex:
         sim = _fuse(signals, cfg)
         tcfg = cfg.temporal_config()
         raw_sim = sim
+        from chronorank.temporal import apply_temporal, intent_strength
+
         if (
             cfg.topical_margin is not None
             and intent.mode in ("recent", "as_of", "range")
-            and intent.time_sensitivity > 0
+            and intent_strength(intent) > 0
             and tcfg.strength > 0
         ):
             sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
             signals = {**signals, "fused": raw_sim}
-        from chronorank.temporal import apply_temporal
-
         res = apply_temporal(
             sim, times, intent=intent, now=now_s, config=tcfg,
             valid_from=None if np.isnan(vf).all() else vf,
