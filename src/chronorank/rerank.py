@@ -378,8 +378,15 @@ class TemporalReranker:
 
     def _times(self, values: Any) -> np.ndarray:
         # float arrays too: their unit (s/ms/us/ns) and range are read as for every other
-        # input (a float64 array of millisecond timestamps, 1e300, inf)
-        from chronorank.timeparse import parse_times
+        # input (a float64 array of millisecond timestamps, 1e300, inf) -- but an array whose
+        # finite values are all plain in-range seconds (the common case) is used as it is,
+        # after two NaN-skipping reductions instead of parse_times' per-element unit pass
+        from chronorank.timeparse import _MIN_TS, parse_times
+
+        if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 1 and values.size:
+            out = values.astype(np.float64, copy=False)
+            if np.fmin.reduce(out) >= _MIN_TS and np.fmax.reduce(out) < 1e11:  # all-NaN: False
+                return out
 
         return parse_times(values, tz=self.tz)
 
