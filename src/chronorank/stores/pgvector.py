@@ -180,6 +180,18 @@ class PgVectorStore:
             self._conn.close()
             self._conn = None
 
+    async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """:meth:`search` in a worker thread (psycopg serialises use of the one connection)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k, now, **kwargs)
+
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """:meth:`add` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.add, list(docs), vectors)
+
     # ------------------------------------------------------------------ schema
 
     def _load_meta(self) -> None:
@@ -379,10 +391,18 @@ class PgVectorStore:
         intent: Intent | None = None,
         lanes: Lanes | None = None,
         method: str | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
-        """The best ``k`` documents for ``query`` at ``now``, scored in SQL."""
+        """The best ``k`` documents for ``query`` at ``now``, scored in SQL.
+
+        ``filter`` is a metadata filter (:mod:`chronorank.filters`): a bound-parameter
+        ``WHERE`` clause ANDed into every lane (and the exact scan).
+        """
         check_query(query, k)
+        from chronorank.filters import parse_filter
+
+        user_filter = parse_filter(filter)
         method = method or self.method
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
@@ -405,7 +425,8 @@ class PgVectorStore:
         if need_ef != self._ef:
             self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
             self._ef = need_ef
-        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec)
+        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec,
+                               filter=user_filter)
         rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
@@ -430,12 +451,16 @@ class PgVectorStore:
 
     def sql(
         self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, method: str, limit: int | None,
-        lvec: Any = None,
+        lvec: Any = None, filter: Any = None,  # noqa: A002
     ) -> tuple[str, dict[str, Any]]:
         """The scoring statement and its parameters (public for EXPLAIN and the docs)."""
+        from chronorank.filters import filter_sql
+
         t = self.table
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
+        if filter is not None:
+            where.append(filter_sql(filter, "(record -> 'metadata')", params))
         if plan.exclude_future:
             op = "<" if plan.half_open else "<="
             where.append(f"(t_start IS NULL OR t_start {op} {_f(plan.ref)})")

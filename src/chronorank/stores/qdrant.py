@@ -257,6 +257,18 @@ class QdrantStore:
     def close(self) -> None:
         self.client.close()
 
+    async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """:meth:`search` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k, now, **kwargs)
+
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """:meth:`add` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.add, list(docs), vectors)
+
     # ------------------------------------------------------------------ search
 
     def search(
@@ -269,14 +281,19 @@ class QdrantStore:
         intent: Intent | None = None,
         lanes: Lanes | None = None,
         diagnose: bool = True,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
         """The best ``k`` documents for ``query`` at ``now``, scored inside Qdrant.
 
         ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
-        ``fallback='client'``, ``lanes=...``).
+        ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
+        (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         """
         check_query(query, k)
+        from chronorank.filters import filter_qdrant
+
+        user_filter = filter_qdrant(filter)
         cfg = self.config.replace(**overrides) if overrides else self.config
         lanes = lanes or cfg.lanes
         from chronorank.timeparse import resolve_now
@@ -303,7 +320,7 @@ class QdrantStore:
         qvec = self._query_vector(topical, vector, plan, lanes)
         terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
         svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
-        base = self._base_filter(plan)
+        base = self._base_filter(plan, user_filter)
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
             return empty_ranking(query, intent, now_s, "qdrant")
@@ -411,9 +428,9 @@ class QdrantStore:
                 lead = m.SparseVector(indices=lidx, values=[lw[t] for t in lidx]) if lidx else None
         return (m.SparseVector(indices=ids, values=vals) if ids else None), lead
 
-    def _base_filter(self, plan: QueryPlan) -> Any:
+    def _base_filter(self, plan: QueryPlan, user: Any = None) -> Any:
         m = _models()
-        must: list[Any] = []
+        must: list[Any] = [] if user is None else [user]
         must_not: list[Any] = []
         if plan.exclude_future:
             must.append(m.Filter(should=[
