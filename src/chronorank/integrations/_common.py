@@ -363,3 +363,41 @@ def open_engine(config: Mapping[str, Any]) -> Any:
     if not dsn:
         raise InvalidInput("engine_config kind='pgvector' needs 'dsn_env' (an environment variable) or 'dsn'.")
     return PgVectorStore(dsn, cfg.pop("table", "chronorank_docs"), **cfg)
+
+
+_CONFIG_SETTINGS = (
+    "strength", "combine", "missing_date", "future", "not_yet_valid", "expired_factor",
+    "relative_recency", "range_slope", "range_scale", "max_age_days", "use_temporal_filter",
+)
+_RERANKER_SETTINGS = (
+    "date_field", "score_field", "id_field", "valid_from_field", "valid_to_field", "group_key",
+    "bad_score", "duplicates", "tz",
+)
+
+
+def reranker_settings(reranker: Any) -> dict[str, Any]:
+    """A JSON-safe dict that :func:`reranker_from_settings` turns back into an equal reranker
+    (the kernel as its spec string). A callable gate or group key has no JSON form: refused."""
+    cfg = reranker.config
+    out: dict[str, Any] = {"kernel": repr(cfg.kernel)}
+    out.update({name: getattr(cfg, name) for name in _CONFIG_SETTINGS})
+    gate = reranker.gate
+    if not (gate is None or isinstance(gate, (bool, int, float))):
+        raise InvalidInput(
+            f"gate={gate!r} is an object and cannot be written to JSON; use gate=True (the lexical "
+            "parser) or a fixed float, or rebuild the component in code instead of loading it."
+        )
+    out["gate"] = gate
+    for name in _RERANKER_SETTINGS:
+        value = getattr(reranker, name)
+        if callable(value):
+            raise InvalidInput(f"{name}={value!r} is a callable and cannot be written to JSON; give a field name.")
+        out[name] = value
+    return out
+
+
+def reranker_from_settings(settings: Mapping[str, Any]) -> TemporalReranker:
+    """The ``TemporalReranker`` that :func:`reranker_settings` described."""
+    from chronorank.rerank import TemporalReranker
+
+    return TemporalReranker(**dict(settings))
