@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -41,7 +41,7 @@ __all__ = ["And", "Cond", "Filter", "Or", "and_filters", "filter_mask", "filter_
 COMPARE_OPS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte")
 RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
 LOGIC_OPS = ("$and", "$or")
-Scalar = Union[str, int, float, bool]
+Scalar: TypeAlias = "str | int | float | bool"
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Or:
     parts: tuple[Filter, ...]
 
 
-Filter = Union[Cond, And, Or]
+Filter: TypeAlias = "Cond | And | Or"
 
 
 def parse_filter(spec: Any) -> Filter | None:

@@ -49,9 +49,9 @@ from langchain_core.callbacks import (  # noqa: E402
     Callbacks,
 )
 from langchain_core.documents import BaseDocumentCompressor, Document  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore  # noqa: E402
-from langchain_core.embeddings import Embeddings  # noqa: E402
 from pydantic import ConfigDict, Field, PrivateAttr  # noqa: E402
 
 if TYPE_CHECKING:
