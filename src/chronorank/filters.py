@@ -258,10 +258,9 @@ def filter_qdrant(flt: Any, prefix: str = "metadata.") -> Any:
     m = require("qdrant_client.models", extra="qdrant", package="qdrant-client")
 
     def match_one(key: str, v: Scalar) -> Any:
-        if isinstance(v, float) and not v.is_integer():
-            return m.FieldCondition(key=key, range=m.Range(gte=v, lte=v))  # MatchValue takes no floats
-        if isinstance(v, float):
-            v = int(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            # a range matches 2024 and 2024.0 alike (MatchValue(2024) misses a float payload)
+            return m.FieldCondition(key=key, range=m.Range(gte=float(v), lte=float(v)))
         return m.FieldCondition(key=key, match=m.MatchValue(value=v))
 
     def equal_any(key: str, values: Sequence[Scalar]) -> Any:
