@@ -71,6 +71,7 @@ def ndcg(runs: dict[str, list[str]], queries: list[dict[str, Any]]) -> dict[str,
 def run_paths(engine: Any, queries: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     from haystack import Pipeline
     from langchain_core.runnables import RunnableLambda
+    from llama_index.core import Settings
     from llama_index.core.llms import MockLLM
     from llama_index.core.query_engine import RetrieverQueryEngine
 
@@ -78,6 +79,7 @@ def run_paths(engine: Any, queries: list[dict[str, Any]]) -> dict[str, dict[str,
     from chronorank.integrations import langchain as lc
     from chronorank.integrations import llama_index as li
 
+    Settings.llm = MockLLM()  # offline: nothing may resolve the default (OpenAI) LLM
     ids = RunnableLambda(lambda docs: [d.id for d in docs])
     pipe = Pipeline()
     pipe.add_component("retriever", hs.ChronorankRetriever(engine=engine, top_k=10))

@@ -192,3 +192,68 @@ def test_columns_refused_for_own_tables(factory: Any) -> None:
 
     with pytest.raises(InvalidInput, match="created by chronorank"):
         PgVectorStore(s.dsn, s.table, embedder=s.embedder, columns=COLUMNS)
+
+
+# ---------------------------------------------------------------------- foreign Qdrant collections
+
+
+def foreign_collection(embedder: Any, name: str, named_vector: bool = False) -> Any:
+    """A collection written the way langchain-qdrant writes one: an unnamed vector, the text in
+    ``page_content``, everything else (the date as epoch seconds) under ``metadata``."""
+    pytest.importorskip("qdrant_client")
+    from qdrant_client import QdrantClient, models
+
+    from chronorank.timeparse import to_epoch
+
+    client = QdrantClient(location=":memory:")
+    params = models.VectorParams(size=embedder.dim, distance=models.Distance.COSINE)
+    client.create_collection(name, vectors_config={"text-dense": params} if named_vector else params)
+    points = []
+    for i, d in enumerate(tenant_docs()):
+        vec = embedder.embed([d["text"]])[0].tolist()
+        points.append(models.PointStruct(
+            id=i, vector={"text-dense": vec} if named_vector else vec,
+            payload={"page_content": d["text"], "metadata": {"doc": d["id"], "date": to_epoch(d["date"]),
+                                                            "project": d["project"], "year": d["year"]}},
+        ))
+    client.upsert(name, points=points)
+    return client
+
+
+QCOLUMNS = {"id": "metadata.doc", "text": "page_content", "date": "metadata.date", "metadata": "metadata", "embedding": ""}
+
+
+def test_foreign_collection_is_refused_at_open(embedder: Any) -> None:
+    from chronorank.stores import QdrantStore
+
+    client = foreign_collection(embedder, "lc")
+    with pytest.raises(InvalidInput, match=r"not created by chronorank .*lacks vector 'dense'"):
+        QdrantStore("lc", client=client, embedder=embedder)
+    with pytest.raises(InvalidInput, match="has no vector 'text-dense'"):
+        QdrantStore("lc", client=client, embedder=embedder, columns={**QCOLUMNS, "embedding": "text-dense"})
+    with pytest.raises(InvalidInput, match="epoch seconds"):
+        QdrantStore("lc", client=client, embedder=embedder, columns={**QCOLUMNS, "date": "page_content"})
+    assert client.count("lc").count == 24  # untouched
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_foreign_collection_read_through_columns(embedder: Any, named: bool) -> None:
+    from chronorank.stores import Lanes, QdrantStore
+
+    client = foreign_collection(embedder, "lc", named_vector=named)
+    cols = {**QCOLUMNS, "embedding": "text-dense" if named else ""}
+    s = QdrantStore("lc", client=client, embedder=embedder, columns=cols)
+    assert len(s) == 24 and s.dim == embedder.dim
+    for lanes in (None, Lanes.plain(4)):
+        for fallback in ({}, {"fallback": "client"}):
+            hits = s.search("what changed in the latest release", k=5, now=NOW, lanes=lanes,
+                            filter={"project": "flask"}, **fallback)
+            assert {h.payload["metadata"]["project"] for h in hits} == {"flask"}
+            assert all(h.id.startswith("flask@") for h in hits)
+            if lanes is None:  # the time lanes bring the newest (identical texts tie on similarity)
+                assert hits.ids[0] == "flask@7" and hits[0].age_days > 0
+            assert hits[0].payload["text"].startswith("release notes")
+    with pytest.raises(InvalidInput, match="columns="):
+        s.add([{"id": "x", "text": "y"}])
+    with pytest.raises(InvalidInput, match="columns="):
+        s.delete(["flask@1"])
