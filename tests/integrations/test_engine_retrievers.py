@@ -431,3 +431,13 @@ def test_langchain_serialisation_is_refused_with_a_reason() -> None:
     data = json.loads(dumps(ChronorankRetriever(engine=TemporalIndex(HashingEmbedder(8)))))
     assert data["type"] == "not_implemented"  # the documented reason: a live engine has no JSON form
     assert "live engine" in (ChronorankRetriever.__doc__ or "")
+
+
+def test_haystack_pipelines_saved_under_the_old_module_path_still_load() -> None:
+    from haystack import Pipeline
+
+    old = ("components:\n  r:\n    init_parameters: {top_k: 3}\n"
+           "    type: chronorank.integrations.haystack.TemporalRanker\nconnections: []\n")
+    pipe = Pipeline.loads(old, allowed_modules=["chronorank"])  # the old path needed the allowlist
+    assert pipe.get_component("r").top_k == 3
+    assert "haystack_integrations.components.chronorank.TemporalRanker" in pipe.dumps()

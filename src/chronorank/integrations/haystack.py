@@ -98,6 +98,8 @@ class TemporalRanker:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TemporalRanker:
+        if data.get("type") == f"{__name__}.TemporalRanker":  # saved before the move (see below)
+            data = {**data, "type": f"{_HAYSTACK_MODULE}.TemporalRanker"}
         return default_from_dict(cls, data)  # type: ignore[no-any-return]
 
     def rank(
@@ -239,3 +241,7 @@ class ChronorankRetriever:
         )
         docs = [Document(id=i, content=text, meta=meta, score=score) for i, text, meta, score in engine_hits(ranking)]
         return {"documents": docs}
+
+
+# pipelines saved before the components moved under haystack_integrations name this module
+component.registry.setdefault(f"{__name__}.TemporalRanker", TemporalRanker)
