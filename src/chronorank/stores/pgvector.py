@@ -49,6 +49,7 @@ from chronorank.stores.base import (
     build_ranking,
     check_query,
     client_score,
+    column_roles,
     empty_ranking,
     lead_query_weights,
     plan_query,
@@ -649,25 +650,12 @@ class PgVectorStore:
 
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-COLUMN_ROLES = ("id", "text", "date", "embedding", "metadata")
-
-
 def _check_columns(columns: Mapping[str, str] | None) -> dict[str, str] | None:
-    """A ``columns=`` mapping, checked: known roles, plain identifiers, the required ones present."""
-    if columns is None:
-        return None
-    if not isinstance(columns, Mapping):
-        raise InvalidInput(f"columns={columns!r}; give a dict such as {{'id': 'doc_id', 'text': 'body', 'embedding': 'emb'}}.")
-    unknown = [k for k in columns if k not in COLUMN_ROLES]
-    if unknown:
-        raise InvalidInput(f"columns= has unknown role(s) {unknown}; use {list(COLUMN_ROLES)}.")
-    need = [k for k in ("id", "text", "embedding") if k not in columns]
-    if need:
-        raise InvalidInput(f"columns= lacks {need}; id, text and embedding are required (date and metadata optional).")
-    for role, name in columns.items():
+    out = column_roles(columns, ("id", "text", "embedding"), "{'id': 'doc_id', 'text': 'body', 'embedding': 'emb'}")
+    for role, name in (out or {}).items():
         if not isinstance(name, str) or not _COLUMN.match(name):
             raise InvalidInput(f"columns[{role!r}]={name!r}; give a plain column name (letters, digits, '_').")
-    return dict(columns)
+    return out
 
 
 def _f(x: float) -> str:

@@ -48,6 +48,7 @@ from chronorank.stores.base import (
     build_ranking,
     check_query,
     client_score,
+    column_roles,
     empty_ranking,
     lead_query_weights,
     merge_lane_ranks,
@@ -689,20 +690,9 @@ class _Layout:
                 "metadata": dict(meta) if isinstance(meta, Mapping) else {}}
 
 
-COLUMN_ROLES = ("id", "text", "date", "embedding", "metadata")
-
-
 def _check_columns(columns: Mapping[str, str] | None) -> dict[str, str] | None:
-    if columns is None:
-        return None
-    if not isinstance(columns, Mapping):
-        raise InvalidInput(f"columns={columns!r}; give a dict such as {{'text': 'page_content', 'date': 'metadata.date'}}.")
-    unknown = [k for k in columns if k not in COLUMN_ROLES]
-    if unknown:
-        raise InvalidInput(f"columns= has unknown role(s) {unknown}; use {list(COLUMN_ROLES)}.")
-    if "text" not in columns:
-        raise InvalidInput("columns= lacks 'text' (the payload key of the document text, e.g. 'page_content').")
-    for role, name in columns.items():
+    out = column_roles(columns, ("text",), "{'text': 'page_content', 'date': 'metadata.date'}")
+    for role, name in (out or {}).items():
         if not isinstance(name, str) or (role != "embedding" and not name):
             raise InvalidInput(f"columns[{role!r}]={name!r}; give a payload key (dotted for nested, e.g. 'metadata.date').")
-    return dict(columns)
+    return out
