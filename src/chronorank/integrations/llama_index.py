@@ -232,12 +232,22 @@ class TemporalRetriever(BaseRetriever):
             )
         return cls(index.as_retriever(similarity_top_k=fetch_k), post)
 
+    def search_bundle(self, query_bundle: QueryBundle) -> QueryBundle:
+        """What the inner retriever is asked: the intent's topical query ("as of March 2021" and
+        the like only dilute similarity), unless the bundle brings its own embedding."""
+        if query_bundle.embedding is not None:
+            return query_bundle
+        post = self.postprocessor
+        intent = post.reranker.intent(query_bundle.query_str, now=post.now)
+        topical = (getattr(intent, "topical_query", None) or "").strip()
+        return QueryBundle(topical) if topical and topical != query_bundle.query_str else query_bundle
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = self.retriever.retrieve(query_bundle)
+        nodes = self.retriever.retrieve(self.search_bundle(query_bundle))
         return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = await self.retriever.aretrieve(query_bundle)
+        nodes = await self.retriever.aretrieve(self.search_bundle(query_bundle))
         return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
 
 
