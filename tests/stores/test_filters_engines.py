@@ -257,3 +257,16 @@ def test_foreign_collection_read_through_columns(embedder: Any, named: bool) -> 
         s.add([{"id": "x", "text": "y"}])
     with pytest.raises(InvalidInput, match="columns="):
         s.delete(["flask@1"])
+
+
+def test_index_filter_and_candidates_intersect(embedder: Any) -> None:
+    from chronorank.index import TemporalIndex
+
+    idx = TemporalIndex(embedder)
+    idx.add(tenant_docs())
+    hits = idx.search("release notes", k=10, now=NOW, candidates=["flask@1", "click@1", "click@2"],
+                      filter={"project": "click"})
+    assert sorted(hits.ids) == ["click@1", "click@2"]
+    assert len(idx.search("release notes", k=10, now=NOW, candidates=["flask@1"], filter={"project": "click"})) == 0
+    with pytest.raises(InvalidInput, match="give a dict"):
+        idx.search("release notes", k=3, now=NOW, filter="project=click")
