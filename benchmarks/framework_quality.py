@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--embedder", default="default")
-    ap.add_argument("--no-pg", action="store_true")
+    ap.add_argument("--engines", nargs="+", default=["index", "qdrant", "pgvector"], help="which engines to run")
+    ap.add_argument("--no-before", action="store_true", help="skip the rerank-adapter reference row")
     args = ap.parse_args(argv)
     from chronorank.eval.datasets import load_benchmark, shared_data_dir
 
@@ -141,14 +142,16 @@ def main(argv: list[str] | None = None) -> int:
     vec = emb.embed([d["text"] for d in docs])
     report = {"embedder": emb.name, "docs": len(docs), "queries": len(queries), "bar": BAR, "engines": {}}
     engines: list[tuple[str, Any]] = []
-    idx = TemporalIndex(embedder=emb)
-    idx.add(docs, vectors=vec)
-    engines.append(("index", idx))
-    qs = QdrantStore("framework_quality", embedder=emb)
-    qs.add(docs, vectors=vec)
-    engines.append(("qdrant", qs))
+    if "index" in args.engines:
+        idx = TemporalIndex(embedder=emb)
+        idx.add(docs, vectors=vec)
+        engines.append(("index", idx))
+    if "qdrant" in args.engines:  # local mode: every filtered step is a Python loop (slow)
+        qs = QdrantStore("framework_quality", embedder=emb)
+        qs.add(docs, vectors=vec)
+        engines.append(("qdrant", qs))
     pg = None
-    if not args.no_pg:
+    if "pgvector" in args.engines:
         from _stores_common import start_pg
 
         pg = start_pg()
@@ -164,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             diffs = {p: round(max(abs(v[k] - base[k]) for k in base), 4) for p, v in res.items() if p != "engine"}
             report["engines"][name] = {**res, "max_abs_diff_vs_engine": diffs, "seconds": round(time.perf_counter() - t0, 1)}
             print(name, json.dumps(report["engines"][name]), file=sys.stderr, flush=True)
-        report["langchain rerank adapter (before)"] = rerank_adapter_before(docs, vec, emb, queries)
+        if not args.no_before:
+            report["langchain rerank adapter (before)"] = rerank_adapter_before(docs, vec, emb, queries)
     finally:
         if pg is not None:
             pg.close()
