@@ -90,7 +90,9 @@ def test_timeless_query_keeps_similarity_order(collection):
 
 @pytest.mark.parametrize("query", [LATEST, AS_OF, IN_2021, TIMELESS])
 def test_identical_to_core_reranker(collection, query):
-    res = collection.query(query_texts=[query], n_results=6, include=["metadatas", "distances"])
+    # the collection is searched with the intent's topical query
+    topical = TemporalReranker().intent(query, now=NOW_S).topical_query or query
+    res = collection.query(query_texts=[topical], n_results=6, include=["metadatas", "distances"])
     sims = 1.0 - np.asarray(res["distances"][0], dtype=np.float64)  # cosine space
     core = core_ranking(query, sims, [m["date"] for m in res["metadatas"][0]], res["ids"][0], top_k=3)
     ranking = query_collection(collection, query, TemporalReranker(), k=3, fetch_k=6,
@@ -98,17 +100,36 @@ def test_identical_to_core_reranker(collection, query):
     assert_same_as_core([(h.id, hit_metadata(h)["chronorank_score"]) for h in ranking], core)
 
 
+CROWDED = "what changed in the cache and the plugin loader in the latest acme release notes"
+
+
 def test_lanes_use_where_filters_on_epoch_metadata(tmp_path):
     col = make_collection(tmp_path, CORPUS + CROWD)
-    assert "acme-2026" not in similarity_ids(col, LATEST, 4)
     r = TemporalReranker()
-    without = query_collection(col, LATEST, r, k=2, fetch_k=4, lanes=(), now=NOW_S)
+    assert "acme-2026" not in similarity_ids(col, r.intent(CROWDED, now=NOW_S).topical_query, 4)
+    without = query_collection(col, CROWDED, r, k=2, fetch_k=4, lanes=(), now=NOW_S)
     assert "acme-2026" not in without.ranked_ids
-    with_lanes = query_collection(col, LATEST, r, k=2, fetch_k=4, now=NOW_S)
+    with_lanes = query_collection(col, CROWDED, r, k=2, fetch_k=4, now=NOW_S)
     assert with_lanes[0].id == "acme-2026"
     # a user filter is combined with the lane filters
-    none = query_collection(col, LATEST, r, k=2, fetch_k=4, now=NOW_S, where={"date": {"$lt": 0.0}})
+    none = query_collection(col, CROWDED, r, k=2, fetch_k=4, now=NOW_S, where={"date": {"$lt": 0.0}})
     assert len(none) == 0
+
+
+def test_numpy_query_vector_and_string_dates_warn(tmp_path):
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    col = client.create_collection("iso", embedding_function=HashingEF(), configuration={"hnsw": {"space": "cosine"}})
+    from chronorank.types import format_epoch
+
+    rows = CORPUS + CROWD
+    col.add(ids=[i for i, _, _ in rows], documents=[t for _, t, _ in rows],
+            metadatas=[{"date": format_epoch(d)} for _, _, d in rows])
+    vec = np.asarray(hashing_embed(CROWDED), dtype=np.float32)  # numpy, as most embedders return
+    with pytest.warns(RuntimeWarning, match="epoch seconds"):
+        ranking = query_collection(col, CROWDED, TemporalReranker(), k=2, fetch_k=4, now=NOW_S,
+                                   query_embedding=vec)
+    # no lanes, but the ISO dates still drive the reranking of the fetched pool
+    assert len(ranking) == 2 and all(h.age_days == h.age_days for h in ranking)
 
 
 def test_persisted_collection_reopens(tmp_path):

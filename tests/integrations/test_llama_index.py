@@ -21,7 +21,7 @@ from itest_corpus import (  # noqa: E402
 )
 from llama_index.core import VectorStoreIndex  # noqa: E402
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
-from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode  # noqa: E402
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode  # noqa: E402
 
 from chronorank import TemporalReranker  # noqa: E402
 from chronorank.integrations._common import METADATA_KEYS  # noqa: E402
@@ -84,6 +84,12 @@ def test_identical_to_core_reranker(index, query):
     out = post.postprocess_nodes(nodes, query_str=query)
     assert_same_as_core([(n.node.node_id, n.node.metadata["chronorank_score"]) for n in out], core)
     ret = TemporalRetriever.from_index(index, fetch_k=6, top_n=3, now=NOW_S)
+    # the wrapper asks its inner retriever with the topical query (the time phrase removed)
+    topical = ret.search_bundle(QueryBundle(query)).query_str
+    assert topical == (TemporalReranker().intent(query, now=NOW_S).topical_query or query)
+    nodes = pool(index, topical)
+    core = core_ranking(query, [n.score for n in nodes], [n.node.metadata["date"] for n in nodes],
+                        [n.node.node_id for n in nodes], top_k=3)
     out = ret.retrieve(query)
     assert_same_as_core([(n.node.node_id, n.score) for n in out], core)
     aout = asyncio.run(ret.aretrieve(query))

@@ -12,3 +12,4 @@ assert _spec is not None and _spec.loader is not None
 _conf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conf)
 NOW, SERVER_STORES, STORES, docs_fixture = _conf.NOW, _conf.SERVER_STORES, _conf.STORES, _conf.docs_fixture
+pg_fixture = _conf.pg  # for test folders outside this one (the integration retrievers)

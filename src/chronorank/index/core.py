@@ -278,6 +278,7 @@ class TemporalIndex:
         config: IndexConfig | str | None = None,
         candidates: Sequence[str] | None = None,
         ann: bool | Mapping[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
         """Rank every document for ``query`` at time ``now`` and return the best ``k``.
@@ -290,6 +291,9 @@ class TemporalIndex:
         ``{"ann_k": 1000}``) scores only the HNSW top-k plus time-sliced lanes (newest, last
         30/180 days, or the as-of/range target) and an exact BM25 lane, instead of every
         document: needs the ``ann`` extra (faiss-cpu).
+        ``filter`` is a metadata filter (:mod:`chronorank.filters`, e.g. ``{"project": "flask"}``):
+        only matching documents are scored, and every other setting (candidates, time lanes)
+        applies inside it. With a filter the matching rows are scored exactly (no ANN pool).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput(f"query={query!r}; give a non-empty string.")
@@ -308,11 +312,15 @@ class TemporalIndex:
             intent = parse_intent(query, now=now_s)
         topical = (intent.topical_query or "").strip() or query
         n = len(snap)
+        from chronorank.filters import filter_mask, parse_filter
+
+        flt = parse_filter(filter)
         if n == 0:
             return _empty_ranking(query, intent, now_s)
+        flt_rows = None if flt is None else np.flatnonzero(filter_mask(flt, [r["metadata"] for r in snap.records]))
 
         ann_rows: np.ndarray | None = None
-        if ann and candidates is None:
+        if ann and candidates is None and flt_rows is None:
             from chronorank.index.ann import ann_candidates
 
             opts = {} if ann is True else dict(ann)  # type: ignore[arg-type]
@@ -327,8 +335,15 @@ class TemporalIndex:
         groups = snap.groups
         ids: Sequence[str] = snap.ids
         rows: np.ndarray | None = None
-        if candidates is not None or ann_rows is not None:
-            rows = ann_rows if ann_rows is not None else self._candidate_rows(snap, candidates or [])
+        if candidates is not None or ann_rows is not None or flt_rows is not None:
+            if ann_rows is not None:
+                rows = ann_rows
+            elif candidates is not None:
+                rows = self._candidate_rows(snap, candidates)
+                rows = rows if flt_rows is None else np.intersect1d(rows, flt_rows)
+            else:
+                rows = flt_rows
+            assert rows is not None
             signals = {name: (v if v.shape[0] == rows.shape[0] else v[rows]) for name, v in signals.items()}
             times, vf, vt = times[rows], vf[rows], vt[rows]
             groups = None if groups is None else groups[rows]
@@ -394,6 +409,18 @@ class TemporalIndex:
                 "n_docs": n,
             },
         )
+
+    async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """:meth:`search` in a worker thread (the snapshot makes it safe next to writers)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k, now, **kwargs)
+
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """:meth:`add` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.add, list(docs), vectors)
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:

@@ -257,3 +257,149 @@ def epoch_value(value: Any) -> float:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     return float(time_column([value])[0])
+
+
+# --- retrievers over chronorank's own engines -------------------------------------------
+
+RECORD_DATE_FIELDS = ("date", "updated", "valid_from", "valid_to")
+
+
+def engine_search(
+    engine: Any, query: str, *, k: int, now: Any = None, filters: Sequence[Any] = (), **kwargs: Any
+) -> Ranking:
+    """One search on a ``TemporalIndex``, ``QdrantStore`` or ``PgVectorStore``.
+
+    ``filters`` (the retriever's own and the call's) are ANDed: a call can narrow the
+    retriever's filter (a tenant, an ACL) but never widen it.
+    """
+    from chronorank.filters import and_filters
+
+    if not callable(getattr(engine, "search", None)):
+        raise InvalidInput(
+            f"engine={engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore."
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"k={k!r}; give a positive integer such as 4.")
+    flt = and_filters(*filters)
+    if flt is not None:
+        kwargs["filter"] = flt
+    ranking: Ranking = engine.search(query, k, now, **kwargs)
+    return ranking
+
+
+async def engine_asearch(
+    engine: Any, query: str, *, k: int, now: Any = None, filters: Sequence[Any] = (), **kwargs: Any
+) -> Ranking:
+    """Async :func:`engine_search` (the engine's ``asearch`` when it has one)."""
+    from chronorank.filters import and_filters
+
+    if not callable(getattr(engine, "asearch", None)):
+        import asyncio
+
+        return await asyncio.to_thread(engine_search, engine, query, k=k, now=now, filters=filters, **kwargs)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"k={k!r}; give a positive integer such as 4.")
+    flt = and_filters(*filters)
+    if flt is not None:
+        kwargs["filter"] = flt
+    ranking: Ranking = await engine.asearch(query, k, now, **kwargs)
+    return ranking
+
+
+def engine_hits(ranking: Ranking) -> list[tuple[str, str, dict[str, Any], float | None]]:
+    """``(id, text, metadata, score)`` per hit: the stored metadata, the stored date fields
+    that are set, then the ``chronorank_*`` keys (what the rerank adapters write)."""
+    out = []
+    for hit in ranking:
+        rec = hit.payload if isinstance(hit.payload, Mapping) else {}
+        meta: dict[str, Any] = dict(rec.get("metadata") or {})
+        for name in RECORD_DATE_FIELDS:
+            if rec.get(name) is not None:
+                meta[name] = rec[name]
+        extra = hit_metadata(hit)
+        meta.update(extra)
+        out.append((str(hit.id), str(rec.get("text", "")), meta, extra["chronorank_score"]))
+    return out
+
+
+ENGINE_KINDS = ("index", "qdrant", "pgvector")
+
+
+def open_engine(config: Mapping[str, Any]) -> Any:
+    """An engine from a JSON-safe description (what a serialised pipeline stores).
+
+    - ``{"kind": "index", "path": "...", "embedder": "auto"}``: ``TemporalIndex.load``;
+    - ``{"kind": "qdrant", "collection": "docs", "path" | "url": "...", "embedder": "default"}``;
+    - ``{"kind": "pgvector", "table": "docs", "dsn_env": "DATABASE_URL", "embedder": "default"}``
+      (the connection string is read from that environment variable, so no password is
+      written into the pipeline file; ``"dsn"`` is accepted too).
+    Other keys go to the engine's constructor (``config``, ``lanes`` are not: use a spec string).
+    """
+    if not isinstance(config, Mapping) or config.get("kind") not in ENGINE_KINDS:
+        raise InvalidInput(
+            f"engine_config={config!r}; give a dict with kind in {list(ENGINE_KINDS)}, e.g. "
+            "{'kind': 'index', 'path': 'my.idx'}."
+        )
+    cfg = dict(config)
+    kind = cfg.pop("kind")
+    if kind == "index":
+        from chronorank.index import TemporalIndex
+
+        if "path" not in cfg:
+            raise InvalidInput("engine_config kind='index' needs 'path' (a directory written by TemporalIndex.save).")
+        return TemporalIndex.load(cfg.pop("path"), embedder=cfg.pop("embedder", "auto"), **cfg)
+    if kind == "qdrant":
+        from chronorank.stores import QdrantStore
+
+        return QdrantStore(cfg.pop("collection", "chronorank"), **cfg)
+    from chronorank.stores import PgVectorStore
+
+    env = cfg.pop("dsn_env", None)
+    dsn = cfg.pop("dsn", None)
+    if env is not None:
+        import os
+
+        dsn = os.environ.get(env)
+        if not dsn:
+            raise InvalidInput(f"engine_config dsn_env={env!r}, but that environment variable is not set.")
+    if not dsn:
+        raise InvalidInput("engine_config kind='pgvector' needs 'dsn_env' (an environment variable) or 'dsn'.")
+    return PgVectorStore(dsn, cfg.pop("table", "chronorank_docs"), **cfg)
+
+
+_CONFIG_SETTINGS = (
+    "strength", "combine", "missing_date", "future", "not_yet_valid", "expired_factor",
+    "relative_recency", "range_slope", "range_scale", "max_age_days", "use_temporal_filter",
+)
+_RERANKER_SETTINGS = (
+    "date_field", "score_field", "id_field", "valid_from_field", "valid_to_field", "group_key",
+    "bad_score", "duplicates", "tz",
+)
+
+
+def reranker_settings(reranker: Any) -> dict[str, Any]:
+    """A JSON-safe dict that :func:`reranker_from_settings` turns back into an equal reranker
+    (the kernel as its spec string). A callable gate or group key has no JSON form: refused."""
+    cfg = reranker.config
+    out: dict[str, Any] = {"kernel": repr(cfg.kernel)}
+    out.update({name: getattr(cfg, name) for name in _CONFIG_SETTINGS})
+    gate = reranker.gate
+    if not (gate is None or isinstance(gate, (bool, int, float))):
+        raise InvalidInput(
+            f"gate={gate!r} is an object and cannot be written to JSON; use gate=True (the lexical "
+            "parser) or a fixed float, or rebuild the component in code instead of loading it."
+        )
+    out["gate"] = gate
+    for name in _RERANKER_SETTINGS:
+        value = getattr(reranker, name)
+        if callable(value):
+            raise InvalidInput(f"{name}={value!r} is a callable and cannot be written to JSON; give a field name.")
+        out[name] = value
+    return out
+
+
+def reranker_from_settings(settings: Mapping[str, Any]) -> TemporalReranker:
+    """The ``TemporalReranker`` that :func:`reranker_settings` described."""
+    from chronorank.rerank import TemporalReranker
+
+    return TemporalReranker(**dict(settings))

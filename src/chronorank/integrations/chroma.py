@@ -15,6 +15,7 @@ this module does not import chromadb.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,10 @@ def _and(where: Mapping[str, Any] | None, lane_where: dict[str, Any]) -> dict[st
     return {"$and": [dict(where), lane_where]}
 
 
+def _string_dates(rows: Sequence[tuple[dict[str, Any], float]], field: str) -> bool:
+    return any(isinstance(row["metadata"].get(field), str) for row, _ in rows)
+
+
 def query_collection(
     collection: Any,
     query: str,
@@ -116,10 +121,14 @@ def query_collection(
 
     space = collection_space(collection)
     t_now = resolve_now(now)
+    intent = reranker.intent(query, now=t_now)
+    # the collection is searched with the topical query ("as of March 2021" only dilutes it)
+    text = (getattr(intent, "topical_query", None) or "").strip() or query
     target: dict[str, Any] = (
-        {"query_embeddings": [list(query_embedding)]}
+        # plain floats: Chroma rejects a numpy vector (or a list of numpy scalars)
+        {"query_embeddings": [np.asarray(query_embedding, dtype=np.float64).ravel().tolist()]}
         if query_embedding is not None
-        else {"query_texts": [query]}
+        else {"query_texts": [text]}
     )
     include = ["documents", "metadatas", "distances"]
 
@@ -128,8 +137,17 @@ def query_collection(
         return _rows(res, space)
 
     pools = [run(fetch_k, where)]
+    if lanes and _string_dates(pools[0], date_field):
+        warnings.warn(
+            f"chronorank: metadata {date_field!r} holds strings (e.g. ISO dates); Chroma's $gte/$lt compare "
+            "numbers only, so no time lanes were searched and a fresh document outside the first fetch_k "
+            "cannot be promoted. Store the date as epoch seconds (chronorank.timeparse.to_epoch), or pass "
+            "lanes=() to silence this.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        lanes = ()
     if lanes:
-        intent = reranker.intent(query, now=t_now)
         per_lane = lane_k or max(k, fetch_k // 4)
         for lane in plan_lanes(intent, t_now, lanes):
             pools.append(run(per_lane, _and(where, mongo_lane_filter(date_field, lane))))

@@ -1,4 +1,4 @@
-"""Haystack 2: a ranker component.
+"""Haystack: a retriever component over chronorank's engines and a ranker component.
 
 ``pip install "chronorank[haystack]"``::
 
@@ -10,6 +10,16 @@
 
 The ranker reranks through ``TemporalReranker.rerank_columns``; output documents are
 copies with ``score = chronorank_score`` and the ``chronorank_*`` keys in ``meta``.
+
+``ChronorankRetriever`` searches a ``TemporalIndex``, ``QdrantStore`` or ``PgVectorStore``
+itself (the engine's own quality, with metadata ``filters`` applied inside it)::
+
+    pipe.add_component("retriever", ChronorankRetriever(engine_config={"kind": "index", "path": "docs.idx"}))
+    pipe.run({"retriever": {"query": "what changed in the latest release", "filters": {...}}})
+
+Both components are registered under ``haystack_integrations.components.chronorank`` (the
+namespace Haystack trusts by default), so ``Pipeline.loads(pipe.dumps())`` works without
+``allowed_modules``.
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ from chronorank.errors import InvalidInput, require
 from chronorank.integrations._common import (
     METADATA_KEYS,
     METADATA_PREFIX,
+    engine_hits,
+    engine_search,
     hit_metadata,
     rerank_candidates,
     strip_metadata,
@@ -33,7 +45,10 @@ from haystack import Document, component, default_from_dict, default_to_dict  # 
 if TYPE_CHECKING:
     from chronorank.types import Ranking
 
-__all__ = ["METADATA_KEYS", "METADATA_PREFIX", "TemporalRanker"]
+__all__ = ["METADATA_KEYS", "METADATA_PREFIX", "ChronorankRetriever", "TemporalRanker", "from_haystack_filters"]
+
+# the module Haystack's registry and pipeline files name; it re-exports these classes
+_HAYSTACK_MODULE = "haystack_integrations.components.chronorank"
 
 
 @component
@@ -46,6 +61,8 @@ class TemporalRanker:
     ``TemporalReranker``; ``to_dict`` stores them, so the component serialises with its
     pipeline.
     """
+
+    __module__ = _HAYSTACK_MODULE
 
     def __init__(
         self,
@@ -81,6 +98,8 @@ class TemporalRanker:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TemporalRanker:
+        if data.get("type") == f"{__name__}.TemporalRanker":  # saved before the move (see below)
+            data = {**data, "type": f"{_HAYSTACK_MODULE}.TemporalRanker"}
         return default_from_dict(cls, data)  # type: ignore[no-any-return]
 
     def rank(
@@ -121,3 +140,108 @@ class TemporalRanker:
                 )
             )
         return {"documents": out}
+
+
+_OPS = {"==": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte", "in": "$in", "not in": "$nin"}
+
+
+def from_haystack_filters(filters: Any) -> dict[str, Any] | None:
+    """Haystack's filter syntax (``{"field": "meta.project", "operator": "==", "value": ...}``,
+    ``{"operator": "AND" | "OR", "conditions": [...]}``) as a :mod:`chronorank.filters` dict;
+    a chronorank filter dict passes through unchanged."""
+    if filters is None or filters == {}:
+        return None
+    if not isinstance(filters, dict):
+        raise InvalidInput(f"filters={filters!r}; give a Haystack filter dict or a chronorank filter dict.")
+    if "operator" not in filters:
+        return filters  # already chronorank's (Mongo-style) language
+    op = filters["operator"]
+    if "conditions" in filters:
+        if op not in ("AND", "OR"):
+            raise InvalidInput(f"Haystack filter operator {op!r}; chronorank supports AND and OR (not NOT).")
+        parts = [from_haystack_filters(c) for c in filters["conditions"]]
+        return {"$and" if op == "AND" else "$or": [p for p in parts if p is not None]}
+    field = str(filters.get("field", ""))
+    if not field.startswith("meta."):
+        raise InvalidInput(
+            f"Haystack filter field {field!r}; chronorank filters metadata, name it as 'meta.<key>'."
+        )
+    if op not in _OPS:
+        raise InvalidInput(f"Haystack filter operator {op!r}; use one of {list(_OPS)}.")
+    return {field[5:]: {_OPS[op]: filters.get("value")}}
+
+
+@component
+class ChronorankRetriever:
+    """Retrieve from a chronorank engine (``TemporalIndex``, ``QdrantStore``, ``PgVectorStore``).
+
+    ``engine``: a live engine; ``engine_config``: how to open one
+    (:func:`chronorank.integrations._common.open_engine`, e.g. ``{"kind": "index", "path":
+    "docs.idx"}``), which is what ``to_dict`` writes -- a retriever built from a live engine
+    alone cannot be serialised. ``filters`` (Haystack's syntax or chronorank's) are applied
+    inside the engine and ANDed with the ``filters`` given to ``run``. Output documents carry
+    the stored metadata, the date fields and the ``chronorank_*`` keys in ``meta``, and
+    ``score = chronorank_score``.
+    """
+
+    __module__ = _HAYSTACK_MODULE
+
+    def __init__(
+        self,
+        engine: Any = None,
+        engine_config: dict[str, Any] | None = None,
+        top_k: int = 10,
+        filters: dict[str, Any] | None = None,
+        now: Any = None,
+        search_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        from chronorank.filters import parse_filter
+        from chronorank.integrations._common import open_engine
+
+        if engine is None and engine_config is None:
+            raise InvalidInput("give engine= (a TemporalIndex or store) or engine_config= (how to open one).")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidInput(f"top_k={top_k!r}; give a positive integer such as 10.")
+        self.engine_config = None if engine_config is None else dict(engine_config)
+        self.top_k = top_k
+        self.filters = filters
+        parse_filter(from_haystack_filters(filters))
+        self.now = now
+        self.search_kwargs = dict(search_kwargs or {})
+        self.engine = engine if engine is not None else open_engine(self.engine_config or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.engine_config is None:
+            raise InvalidInput(
+                "this ChronorankRetriever was built from a live engine; pass engine_config= (e.g. "
+                "{'kind': 'index', 'path': 'docs.idx'} after index.save('docs.idx')) so the pipeline can "
+                "be saved and opened again."
+            )
+        return default_to_dict(  # type: ignore[no-any-return]
+            self, engine_config=self.engine_config, top_k=self.top_k, filters=self.filters,
+            now=self.now, search_kwargs=self.search_kwargs,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChronorankRetriever:
+        return default_from_dict(cls, data)  # type: ignore[no-any-return]
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: dict[str, Any] | None = None,
+        now: Any = None,
+    ) -> dict[str, list[Document]]:
+        """The best ``top_k`` documents for ``query``; ``now`` fixes the reference time."""
+        ranking = engine_search(
+            self.engine, query, k=top_k or self.top_k, now=self.now if now is None else now,
+            filters=(from_haystack_filters(self.filters), from_haystack_filters(filters)), **self.search_kwargs,
+        )
+        docs = [Document(id=i, content=text, meta=meta, score=score) for i, text, meta, score in engine_hits(ranking)]
+        return {"documents": docs}
+
+
+# pipelines saved before the components moved under haystack_integrations name this module
+component.registry.setdefault(f"{__name__}.TemporalRanker", TemporalRanker)

@@ -28,6 +28,9 @@ from chronorank.integrations._common import (
     METADATA_KEYS,
     METADATA_PREFIX,
     Lane,
+    engine_asearch,
+    engine_hits,
+    engine_search,
     epoch_value,
     hit_metadata,
     mongo_lane_filter,
@@ -46,15 +49,23 @@ from langchain_core.callbacks import (  # noqa: E402
     Callbacks,
 )
 from langchain_core.documents import BaseDocumentCompressor, Document  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore  # noqa: E402
-from pydantic import ConfigDict, Field  # noqa: E402
+from pydantic import ConfigDict, Field, PrivateAttr  # noqa: E402
 
 if TYPE_CHECKING:
     from chronorank.rerank import TemporalReranker
     from chronorank.types import Ranking
 
-__all__ = ["METADATA_KEYS", "METADATA_PREFIX", "TemporalCompressor", "TemporalRetriever"]
+__all__ = [
+    "METADATA_KEYS",
+    "METADATA_PREFIX",
+    "ChronorankEmbeddings",
+    "ChronorankRetriever",
+    "TemporalCompressor",
+    "TemporalRetriever",
+]
 
 ScoreMode = Literal["auto", "relevance", "similarity", "distance"]
 
@@ -98,8 +109,38 @@ def _with_metadata(doc: Document, extra: dict[str, Any]) -> Document:
     )
 
 
+def _scored(hit: Any) -> dict[str, Any]:
+    meta = hit_metadata(hit)
+    meta["relevance_score"] = meta["chronorank_score"]  # LangChain's reranker convention
+    return meta
+
+
 def _to_documents(ranking: Ranking) -> list[Document]:
-    return [_with_metadata(hit.payload, hit_metadata(hit)) for hit in ranking]
+    return [_with_metadata(hit.payload, _scored(hit)) for hit in ranking]
+
+
+def _and_store_filter(user: Any, lane: Any) -> Any:
+    """The user's own ``filter=`` and a lane's, both at once (a lane never replaces a tenant
+    or ACL filter): predicates are chained, Mongo-style dicts joined under ``$and``."""
+    if user is None:
+        return lane
+    if callable(lane):
+        if not callable(user):
+            raise InvalidInput(
+                f"search_kwargs['filter']={user!r} is not a predicate, but this store filters with "
+                "callables (doc -> bool); pass a callable filter."
+            )
+
+        def both(doc: Document) -> bool:
+            return bool(user(doc)) and bool(lane(doc))
+
+        return both
+    if isinstance(user, dict) and isinstance(lane, dict):
+        return {"$and": [user, lane]}
+    raise InvalidInput(
+        f"cannot combine search_kwargs['filter']={user!r} with the time lanes' filter {lane!r}; "
+        "give the filter as a Mongo-style dict, or pass lanes=() to search without lanes."
+    )
 
 
 def _check_sizes(k: int, fetch_k: int, lane_k: int | None) -> None:
@@ -157,7 +198,7 @@ class TemporalRetriever(BaseRetriever):
         store: VectorStore,
         *,
         kernel: Any = "exponential(half_life_days=180)",
-        date_field: str = "date",
+        date_field: str | None = None,
         k: int = 4,
         fetch_k: int = 40,
         reranker: TemporalReranker | None = None,
@@ -172,8 +213,14 @@ class TemporalRetriever(BaseRetriever):
         now: Any = None,
         **reranker_kwargs: Any,
     ) -> TemporalRetriever:
-        """Wrap ``store``; ``kernel`` and ``reranker_kwargs`` build the ``TemporalReranker``."""
-        _check_sizes(k, fetch_k, lane_k)
+        """Wrap ``store``; ``kernel`` and ``reranker_kwargs`` build the ``TemporalReranker``.
+
+        ``date_field`` defaults to a passed reranker's own ``date_field`` (else ``"date"``).
+        """
+        date_field = date_field or getattr(reranker, "date_field", None) or "date"
+        sk = search_kwargs or {}
+        if "k" not in sk:
+            _check_sizes(k, int(sk.get("fetch_k", fetch_k)), lane_k)
         if reranker is None:
             from chronorank.rerank import TemporalReranker
 
@@ -199,7 +246,19 @@ class TemporalRetriever(BaseRetriever):
             now=now,
         )
 
+    _warned_lanes: bool = PrivateAttr(default=False)
+
     def model_post_init(self, __context: Any) -> None:
+        # LangChain's convention: as_retriever(search_kwargs={"k": 10}) sets how many come back
+        kw = dict(self.search_kwargs)
+        if "k" in kw:
+            self.k = int(kw.pop("k"))
+            self.fetch_k = max(self.fetch_k, self.k)
+        if "fetch_k" in kw:
+            self.fetch_k = int(kw.pop("fetch_k"))
+        self.search_kwargs = kw
+        if "date_field" not in self.model_fields_set and getattr(self.reranker, "date_field", None):
+            self.date_field = self.reranker.date_field  # a passed reranker's field is honoured
         _check_sizes(self.k, self.fetch_k, self.lane_k)
         if not (self.lane_filter in ("auto", None) or callable(self.lane_filter)):
             raise InvalidInput(
@@ -212,7 +271,24 @@ class TemporalRetriever(BaseRetriever):
         if not self.lanes or self.lane_filter is None:
             return None
         if self.lane_filter == "auto":
-            return detect_lane_filter(self.vectorstore)
+            found = detect_lane_filter(self.vectorstore)
+            if found is None and not self._warned_lanes:
+                self._warned_lanes = True
+                warnings.warn(
+                    f"chronorank: {type(self.vectorstore).__name__} is not a store whose filter= chronorank "
+                    "knows how to write, so no time lanes are searched (only the base search of fetch_k "
+                    "documents): a fresh document outside it cannot be promoted. Pass "
+                    "lane_filter=callable(field, Lane) -> that store's filter, or lanes=() to silence this.",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+            return found
+        if self.search_kwargs.get("filter") is not None:
+            raise InvalidInput(
+                "search_kwargs['filter'] is set and lane_filter is your own callable: chronorank cannot "
+                "AND the two, and a lane must never drop your filter. Make lane_filter return the "
+                "combined filter and leave search_kwargs['filter'] unset, or pass lanes=()."
+            )
         return self.lane_filter  # type: ignore[no-any-return]
 
     def lane_plan(self, query: str, now: Any = None) -> list[Lane]:
@@ -241,9 +317,10 @@ class TemporalRetriever(BaseRetriever):
             return calls
         lane_k = self.lane_k or max(self.k, self.fetch_k // 4)
         field = self.lane_field or self.date_field
+        user = self.search_kwargs.get("filter")
         for lane in self.lane_plan(query, now):
             kw = dict(self.search_kwargs)
-            kw["filter"] = builder(field, lane)
+            kw["filter"] = _and_store_filter(user, builder(field, lane))
             calls.append((lane_k, kw, lane))
         return calls
 
@@ -288,15 +365,22 @@ class TemporalRetriever(BaseRetriever):
             stacklevel=3,
         )
 
+    def search_query(self, query: str, now: Any = None) -> str:
+        """What the store is searched with: the intent's topical query ("as of March 2021"
+        and the like removed; they only dilute similarity), else the query itself."""
+        intent = self.reranker.intent(query, now=self._resolve(now))
+        return (getattr(intent, "topical_query", None) or "").strip() or query
+
     def candidates(self, query: str, *, now: Any = None) -> list[tuple[Document, float]]:
         """The merged candidate pool ``(document, similarity)``, best similarity first."""
         pools = []
+        text = self.search_query(query, now)
         for k, kw, lane in self._calls(query, now):
             if lane is None:
-                pools.append(self._search(query, k, kw))
+                pools.append(self._search(text, k, kw))
                 continue
             try:
-                pools.append(self._search(query, k, kw))
+                pools.append(self._search(text, k, kw))
             except Exception as exc:  # a store that rejects the filter must not break retrieval
                 self._lane_failed(lane, exc)
         return self._merge(pools)
@@ -304,8 +388,9 @@ class TemporalRetriever(BaseRetriever):
     async def acandidates(self, query: str, *, now: Any = None) -> list[tuple[Document, float]]:
         """Async :meth:`candidates`; lanes are searched concurrently."""
         calls = self._calls(query, now)
+        text = self.search_query(query, now)
         results = await asyncio.gather(
-            *(self._asearch(query, k, kw) for k, kw, _ in calls), return_exceptions=True
+            *(self._asearch(text, k, kw) for k, kw, _ in calls), return_exceptions=True
         )
         pools = []
         for (_, _, lane), res in zip(calls, results):
@@ -384,6 +469,10 @@ class TemporalCompressor(BaseDocumentCompressor):
     top_k: int | None = None
     now: Any = None
 
+    def model_post_init(self, __context: Any) -> None:
+        if "date_field" not in self.model_fields_set and getattr(self.reranker, "date_field", None):
+            self.date_field = self.reranker.date_field  # a passed reranker's field is honoured
+
     @classmethod
     def build(
         cls,
@@ -430,3 +519,110 @@ class TemporalCompressor(BaseDocumentCompressor):
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
         return self.compress_documents(documents, query, callbacks)
+
+
+# --- retriever over chronorank's own engines --------------------------------------------
+
+
+class ChronorankRetriever(BaseRetriever):
+    """A LangChain retriever over a ``TemporalIndex``, ``QdrantStore`` or ``PgVectorStore``.
+
+    The engine ranks the whole corpus (or its lanes) itself, so a LangChain user gets the
+    engine's quality, not a rerank of a similarity top-k::
+
+        retriever = ChronorankRetriever(engine=index, k=5, filter={"project": "flask"})
+        chain = retriever | format_docs | prompt | llm
+        retriever.invoke("what changed in the latest flask release", now="2025-01-01")
+
+    ``filter`` (:mod:`chronorank.filters`) is applied inside the engine, ANDed with every
+    lane; ``invoke(q, filter=...)`` narrows it further, never widens it. ``search_kwargs``
+    go to ``engine.search`` (``k`` there sets how many come back, LangChain's convention).
+    Documents carry the stored metadata, the date fields and the ``chronorank_*`` keys, plus
+    ``relevance_score``; ``id`` is the chronorank id.
+
+    Serialisation: LangChain's ``dumps`` writes a "not_implemented" stub for this class, and
+    ``loads`` would refuse it anyway: it holds a live engine (an index in memory, a database
+    connection) that no JSON can carry. Save the engine (``index.save(path)``) and build the
+    retriever again around ``TemporalIndex.load(path)``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    engine: Any
+    k: int = 4
+    filter: dict[str, Any] | None = None
+    now: Any = None
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def model_post_init(self, __context: Any) -> None:
+        from chronorank.filters import parse_filter
+
+        kw = dict(self.search_kwargs)
+        if "k" in kw:
+            self.k = int(kw.pop("k"))
+        if "filter" in kw:
+            raise InvalidInput("give the metadata filter as ChronorankRetriever(filter=...), not in search_kwargs.")
+        self.search_kwargs = kw
+        if isinstance(self.k, bool) or self.k < 1:
+            raise InvalidInput(f"k={self.k!r}; give a positive integer such as 4.")
+        parse_filter(self.filter)  # fail at construction, not at the first query
+        if not callable(getattr(self.engine, "search", None)):
+            raise InvalidInput(
+                f"engine={self.engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore."
+            )
+
+    def _call_args(self, now: Any, k: int | None, flt: Any) -> dict[str, Any]:
+        """The engine call for ``invoke(q, now=, k=, filter=)``: the call's filter ANDed with ours."""
+        return {"k": k or self.k, "now": self.now if now is None else now, "filters": (self.filter, flt),
+                **self.search_kwargs}
+
+    def _documents(self, ranking: Ranking) -> list[Document]:
+        out = []
+        for doc_id, text, meta, score in engine_hits(ranking):
+            meta["relevance_score"] = score
+            out.append(Document(page_content=text, metadata=meta, id=doc_id))
+        return out
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        now: Any = None,
+        k: int | None = None,
+        filter: dict[str, Any] | None = None,  # noqa: A002
+    ) -> list[Document]:
+        return self._documents(engine_search(self.engine, query, **self._call_args(now, k, filter)))
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        now: Any = None,
+        k: int | None = None,
+        filter: dict[str, Any] | None = None,  # noqa: A002
+    ) -> list[Document]:
+        return self._documents(await engine_asearch(self.engine, query, **self._call_args(now, k, filter)))
+
+
+class ChronorankEmbeddings(Embeddings):
+    """chronorank's embedders as LangChain ``Embeddings`` (``"default"``: the bundled MiniLM
+    ONNX model, offline; ``"hashing"``; or any chronorank ``Embedder``), so a LangChain vector
+    store and a chronorank index embed alike."""
+
+    def __init__(self, embedder: Any = "default") -> None:
+        from chronorank.index.embedders import get_embedder
+
+        emb = get_embedder(embedder)
+        if emb is None:
+            raise InvalidInput("embedder=None has no vectors; give 'default', 'hashing' or an Embedder.")
+        self.embedder = emb
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return [list(map(float, row)) for row in self.embedder.embed(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]

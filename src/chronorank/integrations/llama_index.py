@@ -1,4 +1,4 @@
-"""LlamaIndex: a node postprocessor and a retriever wrapper.
+"""LlamaIndex: a retriever over chronorank's engines, a node postprocessor and a retriever wrapper.
 
 ``pip install "chronorank[llamaindex]"``::
 
@@ -10,7 +10,11 @@
     retriever = TemporalRetriever.from_index(index, fetch_k=50, top_n=5)
     nodes = retriever.retrieve("what changed in the latest release")
 
-Both rerank through ``TemporalReranker.rerank_columns``. Returned nodes are copies whose
+    retriever = ChronorankRetriever(index_or_store, similarity_top_k=5, filters={"project": "flask"})
+    engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
+
+``ChronorankRetriever`` lets the engine rank (its quality, filters inside the engine); the
+other two rerank through ``TemporalReranker.rerank_columns``. Returned nodes are copies whose
 metadata carries the ``chronorank_*`` keys (kept out of the LLM and embedding text) and
 whose score is ``chronorank_score``.
 """
@@ -23,6 +27,9 @@ from chronorank.errors import InvalidInput, require
 from chronorank.integrations._common import (
     METADATA_KEYS,
     METADATA_PREFIX,
+    engine_asearch,
+    engine_hits,
+    engine_search,
     hit_metadata,
     rerank_candidates,
     strip_metadata,
@@ -31,15 +38,22 @@ from chronorank.integrations._common import (
 require("llama_index.core", extra="llamaindex", package="llama-index-core")
 
 from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
-from llama_index.core.bridge.pydantic import Field  # noqa: E402
+from llama_index.core.bridge.pydantic import Field, field_serializer, field_validator  # noqa: E402
 from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
 
 if TYPE_CHECKING:
     from chronorank.rerank import TemporalReranker
     from chronorank.types import Ranking
 
-__all__ = ["METADATA_KEYS", "METADATA_PREFIX", "TemporalPostprocessor", "TemporalRetriever"]
+__all__ = [
+    "METADATA_KEYS",
+    "METADATA_PREFIX",
+    "ChronorankRetriever",
+    "TemporalPostprocessor",
+    "TemporalRetriever",
+    "from_llama_filters",
+]
 
 
 def _with_metadata(nws: NodeWithScore, extra: dict[str, Any]) -> NodeWithScore:
@@ -94,7 +108,7 @@ class TemporalPostprocessor(BaseNodePostprocessor):
     (``1 - i/n``). The date is read from ``node.metadata[date_field]``.
     """
 
-    reranker: Any = Field(description="a chronorank.TemporalReranker")
+    reranker: Any = Field(description="a chronorank.TemporalReranker (its settings dict in JSON)")
     date_field: str = "date"
     valid_from_field: str | None = None
     valid_to_field: str | None = None
@@ -104,6 +118,23 @@ class TemporalPostprocessor(BaseNodePostprocessor):
     @classmethod
     def class_name(cls) -> str:
         return "ChronorankTemporalPostprocessor"
+
+    @field_validator("reranker", mode="before")
+    @classmethod
+    def _reranker_from_json(cls, value: Any) -> Any:
+        from chronorank.integrations._common import reranker_from_settings
+
+        return reranker_from_settings(value) if isinstance(value, dict) else value
+
+    @field_serializer("reranker")
+    def _reranker_to_json(self, value: Any) -> Any:
+        from chronorank.integrations._common import reranker_settings
+
+        return reranker_settings(value)  # to_json / from_json round-trip through the settings
+
+    def model_post_init(self, __context: Any) -> None:
+        if "date_field" not in self.model_fields_set and getattr(self.reranker, "date_field", None):
+            self.date_field = self.reranker.date_field  # a passed reranker's field is honoured
 
     @classmethod
     def build(
@@ -178,7 +209,7 @@ class TemporalRetriever(BaseRetriever):
         fetch_k: int = 40,
         top_n: int | None = 4,
         kernel: Any = "exponential(half_life_days=180)",
-        date_field: str = "date",
+        date_field: str | None = None,
         now: Any = None,
         reranker: TemporalReranker | None = None,
         **reranker_kwargs: Any,
@@ -186,6 +217,7 @@ class TemporalRetriever(BaseRetriever):
         """Retrieve ``fetch_k`` nodes from ``index.as_retriever`` and keep the best ``top_n``."""
         if top_n is not None and top_n > fetch_k:
             raise InvalidInput(f"need top_n <= fetch_k, got top_n={top_n} fetch_k={fetch_k}")
+        date_field = date_field or getattr(reranker, "date_field", None) or "date"
         if reranker is None:
             post = TemporalPostprocessor.build(
                 kernel=kernel, date_field=date_field, top_n=top_n, now=now, **reranker_kwargs
@@ -200,10 +232,104 @@ class TemporalRetriever(BaseRetriever):
             )
         return cls(index.as_retriever(similarity_top_k=fetch_k), post)
 
+    def search_bundle(self, query_bundle: QueryBundle) -> QueryBundle:
+        """What the inner retriever is asked: the intent's topical query ("as of March 2021" and
+        the like only dilute similarity), unless the bundle brings its own embedding."""
+        if query_bundle.embedding is not None:
+            return query_bundle
+        post = self.postprocessor
+        intent = post.reranker.intent(query_bundle.query_str, now=post.now)
+        topical = (getattr(intent, "topical_query", None) or "").strip()
+        return QueryBundle(topical) if topical and topical != query_bundle.query_str else query_bundle
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = self.retriever.retrieve(query_bundle)
+        nodes = self.retriever.retrieve(self.search_bundle(query_bundle))
         return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = await self.retriever.aretrieve(query_bundle)
+        nodes = await self.retriever.aretrieve(self.search_bundle(query_bundle))
         return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
+
+
+_LLAMA_OPS = {
+    "==": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte", "in": "$in", "nin": "$nin",
+}
+
+
+def from_llama_filters(filters: Any) -> dict[str, Any] | None:
+    """LlamaIndex ``MetadataFilters`` as a :mod:`chronorank.filters` dict (a dict passes through)."""
+    if filters is None or isinstance(filters, dict):
+        return filters or None
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    if isinstance(filters, MetadataFilter):
+        op = getattr(filters.operator, "value", filters.operator)
+        if op not in _LLAMA_OPS:
+            raise InvalidInput(f"LlamaIndex filter operator {op!r}; chronorank supports {list(_LLAMA_OPS)}.")
+        return {filters.key: {_LLAMA_OPS[op]: filters.value}}
+    if isinstance(filters, MetadataFilters):
+        cond = str(getattr(filters.condition, "value", filters.condition) or "and").lower()
+        if cond not in ("and", "or"):
+            raise InvalidInput(f"LlamaIndex filter condition {cond!r}; chronorank supports 'and' and 'or'.")
+        parts = [from_llama_filters(f) for f in filters.filters]
+        kept = [p for p in parts if p]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else {f"${cond}": kept}
+    raise InvalidInput(f"filters={filters!r}; give MetadataFilters or a chronorank filter dict.")
+
+
+class ChronorankRetriever(BaseRetriever):
+    """A LlamaIndex retriever over a ``TemporalIndex``, ``QdrantStore`` or ``PgVectorStore``.
+
+    The engine ranks (whole corpus or lanes, its own quality); ``filters`` (``MetadataFilters``
+    or a :mod:`chronorank.filters` dict) are applied inside it, ANDed with every lane. Nodes
+    are ``TextNode``s whose id is the chronorank id, whose metadata holds the stored metadata,
+    the date fields and the ``chronorank_*`` keys (kept out of the LLM and embedding text),
+    and whose score is ``chronorank_score``.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        similarity_top_k: int = 4,
+        filters: Any = None,
+        now: Any = None,
+        search_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        from chronorank.filters import parse_filter
+
+        if not callable(getattr(engine, "search", None)):
+            raise InvalidInput(f"engine={engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore.")
+        if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
+            raise InvalidInput(f"similarity_top_k={similarity_top_k!r}; give a positive integer such as 4.")
+        self.engine = engine
+        self.similarity_top_k = similarity_top_k
+        self.filters = parse_filter(from_llama_filters(filters))
+        self.now = now
+        self.search_kwargs = dict(search_kwargs or {})
+        super().__init__(**kwargs)
+
+    @staticmethod
+    def _nodes(ranking: Ranking) -> list[NodeWithScore]:
+        out = []
+        for doc_id, text, meta, score in engine_hits(ranking):
+            node = TextNode(
+                id_=doc_id, text=text, metadata=meta,
+                excluded_llm_metadata_keys=list(METADATA_KEYS), excluded_embed_metadata_keys=list(METADATA_KEYS),
+            )
+            out.append(NodeWithScore(node=node, score=score))
+        return out
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._nodes(engine_search(
+            self.engine, query_bundle.query_str, k=self.similarity_top_k, now=self.now,
+            filters=(self.filters,), **self.search_kwargs,
+        ))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._nodes(await engine_asearch(
+            self.engine, query_bundle.query_str, k=self.similarity_top_k, now=self.now,
+            filters=(self.filters,), **self.search_kwargs,
+        ))

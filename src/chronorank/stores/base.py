@@ -317,6 +317,25 @@ def analyze_docs(
     return terms, lengths, lead_terms, lead_len
 
 
+COLUMN_ROLES = ("id", "text", "date", "embedding", "metadata")
+
+
+def column_roles(columns: Mapping[str, str] | None, required: Sequence[str], example: str) -> dict[str, str] | None:
+    """A store's ``columns=`` mapping (a table or collection chronorank did not create), its
+    roles checked: only known ones, the ``required`` ones present. Names are checked by the store."""
+    if columns is None:
+        return None
+    if not isinstance(columns, Mapping):
+        raise InvalidInput(f"columns={columns!r}; give a dict such as {example}.")
+    unknown = [k for k in columns if k not in COLUMN_ROLES]
+    if unknown:
+        raise InvalidInput(f"columns= has unknown role(s) {unknown}; use {list(COLUMN_ROLES)}.")
+    need = [k for k in required if k not in columns]
+    if need:
+        raise InvalidInput(f"columns= lacks {need}; {', '.join(required)} required, e.g. {example}.")
+    return dict(columns)
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, Mapping):
         return {str(k): _jsonable(v) for k, v in x.items()}

@@ -50,6 +50,7 @@ from chronorank.stores.base import (
     build_ranking,
     check_query,
     client_score,
+    column_roles,
     empty_ranking,
     lead_query_weights,
     plan_query,
@@ -154,6 +155,7 @@ class PgVectorStore:
         k1: float | None = None,
         b: float | None = None,
         connect_timeout: int = 10,
+        columns: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(dsn, str) or not dsn:
             raise InvalidInput(f"dsn={dsn!r}; give a connection string such as 'postgresql://postgres@localhost:5432/postgres'.")
@@ -180,6 +182,8 @@ class PgVectorStore:
         self.lead_tokens = int(self.config.index.lead_tokens)
         self._conn: Any = None
         self._ef = 0
+        self.columns = _check_columns(columns)
+        self._source: str | None = None  # the read-only SELECT over a mapped table
         self._load_meta()
 
     # ------------------------------------------------------------------ connection
@@ -227,6 +231,18 @@ class PgVectorStore:
             self._conn.close()
             self._conn = None
 
+    async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """:meth:`search` in a worker thread (psycopg serialises use of the one connection)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k, now, **kwargs)
+
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """:meth:`add` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.add, list(docs), vectors)
+
     # ------------------------------------------------------------------ schema
 
     def _load_meta(self) -> None:
@@ -249,7 +265,13 @@ class PgVectorStore:
             )
         rows = self._run("SELECT version, dim, avgdl FROM chronorank_schema WHERE tbl = %s", (self.table,))
         if not rows:
+            self._open_foreign()
             return
+        if self.columns is not None:
+            raise InvalidInput(
+                f"table {self.table!r} was created by chronorank; open it without columns= (that maps tables "
+                "chronorank did not create)."
+            )
         version, dim, avgdl = rows[0]
         if version > SCHEMA_VERSION:
             raise InvalidInput(
@@ -314,14 +336,95 @@ class PgVectorStore:
         )
 
     def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
-        self._run(
-            "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b, lead_avgdl, lead_tokens) "
-            "VALUES (%s, 0, %s, %s, %s, %s, %s, %s) ON CONFLICT (tbl) DO NOTHING",
-            (self.table, dim, avgdl, self.k1, self.b, lead_avgdl, self.lead_tokens), fetch=False,
-        )
-        self.dim, self.avgdl = dim, avgdl
-        self._migrate()
+        # the schema row and the tables in one transaction: a failure leaves neither behind
+        with self._connection().transaction():
+            self._run(
+                "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b, lead_avgdl, lead_tokens) "
+                "VALUES (%s, 0, %s, %s, %s, %s, %s, %s) ON CONFLICT (tbl) DO NOTHING",
+                (self.table, dim, avgdl, self.k1, self.b, lead_avgdl, self.lead_tokens), fetch=False,
+            )
+            self.dim, self.avgdl = dim, avgdl
+            self._migrate()
         self._load_lead()
+
+    def _open_foreign(self) -> None:
+        """A table without a chronorank schema row: read it through ``columns=``, or refuse it
+        now (naming what it lacks) rather than fail half-way through the first ``add``."""
+        t = self.table
+        cols = {
+            name: (dtype, udt, fmt)
+            for name, dtype, udt, fmt in self._run(
+                "SELECT a.attname, format_type(a.atttypid, NULL), t.typname, format_type(a.atttypid, a.atttypmod) "
+                "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+                "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped",
+                (t,),
+            )
+        }
+        if self.columns is None:
+            if not cols:
+                return  # a new table: created by the first add()
+            own = ("id", "text", "record", "t_start", "t_end", "embedding", "sparse", "lead")
+            missing = [c for c in own if c not in cols]
+            raise InvalidInput(
+                f"table {t!r} exists but was not created by chronorank (no chronorank_schema row)"
+                + (f" and lacks the columns {missing}" if missing else "")
+                + "; nothing was changed. To search it read-only, map your columns: "
+                f"PgVectorStore(dsn, {t!r}, columns={{'id': ..., 'text': ..., 'date': ..., 'embedding': ..., "
+                "'metadata': ...}), or pick another table name for chronorank to create."
+            )
+        if not cols:
+            raise InvalidInput(f"columns= maps an existing table, but table {t!r} does not exist; create it or drop columns=.")
+        missing = [f"{role}={name!r}" for role, name in self.columns.items() if name not in cols]
+        if missing:
+            raise InvalidInput(
+                f"table {t!r} has no column {', '.join(missing)} (it has {sorted(cols)}); fix the columns= mapping."
+            )
+        c = self.columns
+        emb = cols[c["embedding"]]
+        if emb[1] != "vector":
+            raise InvalidInput(f"column {c['embedding']!r} of {t!r} is {emb[0]}, not a pgvector vector; map a vector column.")
+        m = re.match(r"vector\((\d+)\)", emb[2])
+        q = {role: f'"{name}"' for role, name in c.items()}
+        if "date" in c:
+            kind = cols[c["date"]][0]
+            if kind in ("timestamp with time zone", "timestamp without time zone", "date"):
+                start, date = f"extract(epoch from {q['date']})::float8", f"to_jsonb({q['date']})"
+            elif kind in ("double precision", "real", "integer", "bigint", "numeric", "smallint"):
+                start, date = f"{q['date']}::float8", f"to_jsonb({q['date']}::float8)"
+            else:
+                raise InvalidInput(
+                    f"column {c['date']!r} of {t!r} is {kind}; map a timestamptz, date or epoch-seconds number "
+                    "column as the date (a view can convert text dates)."
+                )
+        else:
+            start, date = "NULL::float8", "'null'::jsonb"
+        if "metadata" in c:
+            kind = cols[c["metadata"]][0]
+            if kind not in ("jsonb", "json"):
+                raise InvalidInput(f"column {c['metadata']!r} of {t!r} is {kind}; map a jsonb or json column as metadata.")
+            meta = f"COALESCE({q['metadata']}::jsonb, '{{}}'::jsonb)"
+        else:
+            meta = "'{}'::jsonb"
+        self._source = (
+            f"SELECT {q['id']}::text AS id, {q['text']}::text AS text, jsonb_build_object('id', {q['id']}::text, "
+            f"'text', {q['text']}::text, 'date', {date}, 'metadata', {meta}) AS record, {start} AS t_start, "
+            f"NULL::float8 AS t_end, {q['embedding']} AS embedding, NULL::sparsevec AS sparse, "
+            f"NULL::sparsevec AS lead FROM {t}"
+        )
+        # a mapped table has no BM25 columns: dense similarity and time only
+        self.config = self.config.replace(keyword_weight=0.0, lead_weight=0.0)
+        if m:
+            self.dim = int(m.group(1))
+        else:
+            row = self._run(f"SELECT vector_dims({q['embedding']}) FROM {t} LIMIT 1")
+            self.dim = int(row[0][0]) if row else None
+
+    def _writable(self) -> None:
+        if self._source is not None:
+            raise InvalidInput(
+                f"table {self.table!r} is read through columns= (chronorank did not create it); write to it "
+                "with your own tools, or add() the documents to a table chronorank creates."
+            )
 
     @property
     def schema_version(self) -> int | None:
@@ -332,6 +435,7 @@ class PgVectorStore:
 
     def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
         """Insert or replace documents by ``id``; returns how many were written."""
+        self._writable()
         prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
                             need_terms=True, lead_tokens=self.lead_tokens)
         n = len(prep.ids)
@@ -429,6 +533,7 @@ class PgVectorStore:
 
     def delete(self, ids: Iterable[str] | str) -> int:
         """Remove documents by id; returns how many existed."""
+        self._writable()
         if isinstance(ids, str):
             ids = [ids]
         wanted = [str(i) for i in ids]
@@ -461,10 +566,18 @@ class PgVectorStore:
         intent: Intent | None = None,
         lanes: Lanes | None = None,
         method: str | None = None,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
-        """The best ``k`` documents for ``query`` at ``now``, scored in SQL."""
+        """The best ``k`` documents for ``query`` at ``now``, scored in SQL.
+
+        ``filter`` is a metadata filter (:mod:`chronorank.filters`): a bound-parameter
+        ``WHERE`` clause ANDed into every lane (and the exact scan).
+        """
         check_query(query, k)
+        from chronorank.filters import parse_filter
+
+        user_filter = parse_filter(filter)
         method = method or self.method
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
@@ -487,7 +600,8 @@ class PgVectorStore:
         if need_ef != self._ef:
             self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
             self._ef = need_ef
-        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec)
+        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec,
+                               filter=user_filter)
         rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
@@ -512,12 +626,16 @@ class PgVectorStore:
 
     def sql(
         self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, method: str, limit: int | None,
-        lvec: Any = None,
+        lvec: Any = None, filter: Any = None,  # noqa: A002
     ) -> tuple[str, dict[str, Any]]:
         """The scoring statement and its parameters (public for EXPLAIN and the docs)."""
-        t = self.table
+        from chronorank.filters import filter_sql
+
+        t = self.table if self._source is None else "src"
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
+        if filter is not None:
+            where.append(filter_sql(filter, "(record -> 'metadata')", params))
         if plan.exclude_future:
             op = "<" if plan.half_open else "<="
             where.append(f"(t_start IS NULL OR t_start {op} {_f(plan.ref)})")
@@ -566,6 +684,8 @@ class PgVectorStore:
                 f"{bm25_col} AS bm25, {lead_col} AS lead, pool.lanes FROM pool JOIN {t} d USING (id))"
             )
         tail = "" if limit is None else f" LIMIT {int(limit)}"
+        if self._source is not None:  # a mapped table, inlined so its own indexes serve the lanes
+            body = f"src AS NOT MATERIALIZED ({self._source}), {body}"
         sql = (
             f"WITH {body}, mx AS (SELECT COALESCE(max(bm25), 0.0) AS m, COALESCE(max(lead), 0.0) AS l FROM c) "
             f"SELECT c.id, c.record, c.t_start, c.t_end, c.cos, c.bm25, c.lead, c.lanes, mx.m, mx.l, {score} AS score "
@@ -609,6 +729,15 @@ class PgVectorStore:
 
     def __repr__(self) -> str:
         return f"PgVectorStore(dsn={_safe_dsn(self.dsn)!r}, table={self.table!r}, method={self.method!r})"
+
+
+_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+def _check_columns(columns: Mapping[str, str] | None) -> dict[str, str] | None:
+    out = column_roles(columns, ("id", "text", "embedding"), "{'id': 'doc_id', 'text': 'body', 'embedding': 'emb'}")
+    for role, name in (out or {}).items():
+        if not isinstance(name, str) or not _COLUMN.match(name):
+            raise InvalidInput(f"columns[{role!r}]={name!r}; give a plain column name (letters, digits, '_').")
+    return out
 
 
 def _f(x: float) -> str:

@@ -48,6 +48,7 @@ from chronorank.stores.base import (
     build_ranking,
     check_query,
     client_score,
+    column_roles,
     empty_ranking,
     lead_query_weights,
     merge_lane_ranks,
@@ -105,6 +106,7 @@ class QdrantStore:
         k1: float | None = None,
         b: float | None = None,
         timeout: int | None = None,
+        columns: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(collection, str) or not collection:
             raise InvalidInput(f"collection={collection!r}; give a non-empty name such as 'docs'.")
@@ -138,6 +140,8 @@ class QdrantStore:
         self.lead_tokens = int(self.config.index.lead_tokens)
         self.has_lead = True  # False for a schema-1 collection (no lead vectors)
         self._warned_no_lead = False
+        self._lay = _Layout()
+        self._mapped = _check_columns(columns)
         self._load_meta()
 
     # ------------------------------------------------------------------ schema
@@ -152,9 +156,12 @@ class QdrantStore:
         meta = dict(getattr(info.config, "metadata", None) or {})
         version = meta.get("chronorank_schema")
         if version is None:
+            self._open_foreign(info)
+            return
+        if self._mapped is not None:
             raise InvalidInput(
-                f"collection {self.collection!r} exists but was not created by chronorank; pick another "
-                "collection name or delete it."
+                f"collection {self.collection!r} was created by chronorank; open it without columns= "
+                "(that maps collections chronorank did not create)."
             )
         if int(version) > SCHEMA_VERSION:
             raise InvalidInput(
@@ -167,6 +174,48 @@ class QdrantStore:
         if self.has_lead:
             self.lead_avgdl = float(meta.get("lead_avgdl") or 1.0)
             self.lead_tokens = int(meta.get("lead_tokens") or self.lead_tokens)
+
+    def _open_foreign(self, info: Any) -> None:
+        """A collection chronorank did not create: read it through ``columns=``, or refuse it now,
+        naming what it lacks, instead of failing inside the first search or add."""
+        vectors = info.config.params.vectors
+        named = dict(vectors) if isinstance(vectors, Mapping) else {"": vectors}
+        c = self._mapped
+        if c is None:
+            lacks = [f"vector {v!r}" for v in (DENSE,) if v not in named] + [
+                f"sparse vector {v!r}" for v in (SPARSE, LEAD) if v not in (info.config.params.sparse_vectors or {})]
+            raise InvalidInput(
+                f"collection {self.collection!r} exists but was not created by chronorank (no chronorank_schema "
+                f"in its metadata" + (f"; it lacks {', '.join(lacks)}" if lacks else "") + "); nothing was changed. "
+                f"To search it read-only, map its payload: QdrantStore({self.collection!r}, columns={{'text': "
+                "'page_content', 'date': 'metadata.date', 'metadata': 'metadata', 'embedding': ''}}) ('' = the "
+                "unnamed vector; the date as epoch seconds), or pick another collection name."
+            )
+        name = c.get("embedding", "")
+        if name not in named:
+            have = [k or "(unnamed)" for k in named]
+            raise InvalidInput(f"collection {self.collection!r} has no vector {name or '(unnamed)'!r} (it has {have}); fix columns['embedding'].")
+        self.dim = int(named[name].size)
+        self._lay = _Layout(id_key=c.get("id"), text_key=c["text"], start_key=c.get("date", "_no_date"),
+                            end_key="_no_end", meta_key=c.get("metadata"), dense=name or None, own=False)
+        pts = self.client.scroll(self.collection, limit=1, with_payload=True)[0]
+        if pts and "date" in c:
+            v = _get(pts[0].payload or {}, c["date"])
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise InvalidInput(
+                    f"payload {c['date']!r} of collection {self.collection!r} holds {v!r}; the engine's formula and "
+                    "time lanes need the date as epoch seconds (a number). Store it so, or map another field."
+                )
+        # no sparse vectors in a collection chronorank did not write: dense similarity and time only
+        self.config = self.config.replace(keyword_weight=0.0, lead_weight=0.0)
+        self.has_lead = False
+
+    def _writable(self) -> None:
+        if self._mapped is not None:
+            raise InvalidInput(
+                f"collection {self.collection!r} is read through columns= (chronorank did not create it); write "
+                "to it with your own tools, or add() the documents to a collection chronorank creates."
+            )
 
     def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
         m = _models()
@@ -191,6 +240,7 @@ class QdrantStore:
 
     def add(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
         """Insert or replace documents by ``id`` (FORMAT.md corpus dicts); returns how many."""
+        self._writable()
         prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
                             need_terms=True, lead_tokens=self.lead_tokens)
         n = len(prep.ids)
@@ -240,6 +290,7 @@ class QdrantStore:
 
     def delete(self, ids: Iterable[str] | str) -> int:
         """Remove documents by id; returns how many existed (absent ids are skipped)."""
+        self._writable()
         if isinstance(ids, str):
             ids = [ids]
         wanted = [str(i) for i in ids]
@@ -263,6 +314,18 @@ class QdrantStore:
     def close(self) -> None:
         self.client.close()
 
+    async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """:meth:`search` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k, now, **kwargs)
+
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+        """:meth:`add` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.add, list(docs), vectors)
+
     # ------------------------------------------------------------------ search
 
     def search(
@@ -275,14 +338,19 @@ class QdrantStore:
         intent: Intent | None = None,
         lanes: Lanes | None = None,
         diagnose: bool = True,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
         """The best ``k`` documents for ``query`` at ``now``, scored inside Qdrant.
 
         ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
-        ``fallback='client'``, ``lanes=...``).
+        ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
+        (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         """
         check_query(query, k)
+        from chronorank.filters import filter_qdrant
+
+        user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
         cfg = self.config.replace(**overrides) if overrides else self.config
         lanes = lanes or cfg.lanes
         from chronorank.timeparse import resolve_now
@@ -309,7 +377,7 @@ class QdrantStore:
         qvec = self._query_vector(topical, vector, plan, lanes)
         terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
         svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
-        base = self._base_filter(plan)
+        base = self._base_filter(plan, user_filter)
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
             return empty_ranking(query, intent, now_s, "qdrant")
@@ -320,7 +388,7 @@ class QdrantStore:
         rescorers: list[tuple[str, Any]] = []
         slots: dict[str, str] = {}
         for name, q, using, on in (
-            ("cos", qvec, DENSE, True),
+            ("cos", qvec, self._lay.dense, True),
             ("bm25", svec, SPARSE, plan.keyword_w > 0 and max_bm25 > 0),
             ("lead", lvec, LEAD, plan.lead_w > 0 and max_lead > 0),
         ):
@@ -335,11 +403,12 @@ class QdrantStore:
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
                                  order=order, client_res=res, meta={"n_docs": len(self)}, max_lead=max_lead)
-        formula, defaults = self.formula(plan, max_bm25, slots, max_lead)
+        formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
+        dense = self._lay.dense
         res_pts = self._call(
             self.client.query_points, self.collection, prefetch=[p for _, p in rescorers],
-            query=m.FormulaQuery(formula=formula, defaults=defaults), limit=int(k),
-            with_payload=True, with_vectors=[DENSE] + ([LEAD] if lvec is not None else []),
+            query=m.FormulaQuery(formula=formula, defaults=defaults), limit=int(k), with_payload=True,
+            with_vectors=([dense] + ([LEAD] if lvec is not None else [])) if dense is not None else True,
         ).points
         cand = self._candidates(res_pts, qvec, plan, max_bm25, lvec, max_lead)
         cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
@@ -367,13 +436,14 @@ class QdrantStore:
 
     @staticmethod
     def formula(
-        plan: QueryPlan, max_bm25: float, slots: Mapping[str, str], max_lead: float = 0.0
+        plan: QueryPlan, max_bm25: float, slots: Mapping[str, str], max_lead: float = 0.0, lay: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
         """The compiled score as a Qdrant expression plus its ``defaults``."""
-        fields = {"start": "_start", "end": "_end"}
+        lay = lay or _Layout()
+        fields = {"start": lay.start_key, "end": lay.end_key}
         fields.update({name: slots.get(name, "$score[9]") for name in ("cos", "bm25", "lead")})
         expr = plan.score_expr(max_bm25 if "bm25" in slots else 0.0, max_lead if "lead" in slots else 0.0)
-        defaults: dict[str, Any] = {"_start": plan.now, "_end": plan.now}
+        defaults: dict[str, Any] = {lay.start_key: plan.now, lay.end_key: plan.now}
         for s in slots.values():
             defaults[s] = 0.0
         return cx.to_qdrant(expr, fields), defaults
@@ -417,17 +487,17 @@ class QdrantStore:
                 lead = m.SparseVector(indices=lidx, values=[lw[t] for t in lidx]) if lidx else None
         return (m.SparseVector(indices=ids, values=vals) if ids else None), lead
 
-    def _base_filter(self, plan: QueryPlan) -> Any:
+    def _base_filter(self, plan: QueryPlan, user: Any = None) -> Any:
         m = _models()
-        must: list[Any] = []
+        must: list[Any] = [] if user is None else [user]
         must_not: list[Any] = []
         if plan.exclude_future:
             must.append(m.Filter(should=[
-                m.FieldCondition(key="_start", range=m.Range(lt=plan.ref) if plan.half_open else m.Range(lte=plan.ref)),
-                m.IsEmptyCondition(is_empty=m.PayloadField(key="_start")),
+                m.FieldCondition(key=self._lay.start_key, range=m.Range(lt=plan.ref) if plan.half_open else m.Range(lte=plan.ref)),
+                m.IsEmptyCondition(is_empty=m.PayloadField(key=self._lay.start_key)),
             ]))
         if plan.drop_undated:
-            must_not.append(m.IsEmptyCondition(is_empty=m.PayloadField(key="_start")))
+            must_not.append(m.IsEmptyCondition(is_empty=m.PayloadField(key=self._lay.start_key)))
         if not must and not must_not:
             return None
         return m.Filter(must=must or None, must_not=must_not or None)
@@ -436,13 +506,13 @@ class QdrantStore:
         m = _models()
 
         def with_range(lo: float, hi: float) -> Any:
-            cond = m.FieldCondition(key="_start", range=m.Range(gte=lo, lte=hi))
+            cond = m.FieldCondition(key=self._lay.start_key, range=m.Range(gte=lo, lte=hi))
             must = [cond] + ([base] if base is not None else [])
             return m.Filter(must=must)
 
         out: list[tuple[str, Any]] = []
         if lanes.dense and qvec is not None and plan.dense_w > 0:
-            out.append(("dense", m.Prefetch(query=qvec, using=DENSE, filter=base, limit=lanes.dense)))
+            out.append(("dense", m.Prefetch(query=qvec, using=self._lay.dense, filter=base, limit=lanes.dense)))
         if lanes.keyword and svec is not None and plan.keyword_w > 0:
             out.append(("keyword", m.Prefetch(query=svec, using=SPARSE, filter=base, limit=lanes.keyword)))
         seen = set()
@@ -451,14 +521,15 @@ class QdrantStore:
             if (lo, hi) in seen:
                 continue
             seen.add((lo, hi))
-            q, using = (qvec, DENSE) if qvec is not None else (svec, SPARSE)
+            q, using = (qvec, self._lay.dense) if qvec is not None else (svec, SPARSE)
             if q is None:
                 continue
             out.append((f"last_{days:g}d", m.Prefetch(query=q, using=using, filter=with_range(lo, hi), limit=limit)))
         if lanes.newest:
             hi = plan.newest_bound()
-            flt = m.Filter(must=[m.FieldCondition(key="_start", range=m.Range(lte=hi))] + ([base] if base is not None else []))
-            order = m.OrderByQuery(order_by=m.OrderBy(key="_start", direction=m.Direction.DESC))
+            key = self._lay.start_key
+            flt = m.Filter(must=[m.FieldCondition(key=key, range=m.Range(lte=hi))] + ([base] if base is not None else []))
+            order = m.OrderByQuery(order_by=m.OrderBy(key=key, direction=m.Direction.DESC))
             out.append(("newest", m.Prefetch(query=order, filter=flt, limit=lanes.newest)))
         return out
 
@@ -470,15 +541,15 @@ class QdrantStore:
         if diagnose:
             for name, p in named:
                 reqs.append(m.QueryRequest(query=p.query, using=p.using, filter=p.filter, limit=p.limit,
-                                           with_payload=["_id"]))
+                                           with_payload=self._lay.id_payload()))
                 names.append(name)
         need_max = svec is not None and plan.keyword_w > 0
         if need_max and "keyword" not in names:
-            reqs.append(m.QueryRequest(query=svec, using=SPARSE, filter=base, limit=1, with_payload=["_id"]))
+            reqs.append(m.QueryRequest(query=svec, using=SPARSE, filter=base, limit=1, with_payload=self._lay.id_payload()))
             names.append("_max")
         if lvec is not None and plan.lead_w > 0:
             # the lead's maximum over the filtered collection (the body's comes from its lane)
-            reqs.append(m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=["_id"]))
+            reqs.append(m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=self._lay.id_payload()))
             names.append("_lead")
         if not reqs:
             return 0.0, 0.0, {}
@@ -492,7 +563,7 @@ class QdrantStore:
             if name == "_lead" and pts:
                 max_lead = float(pts[0].score)
             if name not in ("_max", "_lead"):
-                lists.append((name, [str((p.payload or {}).get("_id")) for p in pts]))
+                lists.append((name, [self._lay.doc_id(p) for p in pts]))
         return max_bm25, max_lead, merge_lane_ranks(lists)
 
     def _candidates(
@@ -507,13 +578,12 @@ class QdrantStore:
         for i, p in enumerate(pts):
             pl = p.payload or {}
             # a point written by another tool has no "_id": fall back to the point's own id
-            ids.append(str(pl.get("_id", p.id)))
-            recs.append(_record(pl))
-            start[i] = pl.get("_start", np.nan)
-            end[i] = pl.get("_end", np.nan)
+            ids.append(self._lay.doc_id(p))
+            recs.append(self._lay.record(p))
+            start[i], end[i] = self._lay.times(pl)
             score[i] = p.score
-            vecs = p.vector if isinstance(p.vector, dict) else {DENSE: p.vector}
-            vec = vecs.get(DENSE)
+            vecs = p.vector if isinstance(p.vector, dict) else {self._lay.dense: p.vector}
+            vec = vecs.get(self._lay.dense) if self._lay.dense is not None else vecs.get(None, vecs.get(""))
             if q is not None and vec is not None:
                 cos[i] = float(np.dot(np.asarray(vec, dtype=np.float64), q))
             lv = vecs.get(LEAD)
@@ -539,22 +609,22 @@ class QdrantStore:
     def _pool(self, rescorers: list[tuple[str, Any]], pool: int) -> Candidates:
         """fallback='client': every pool member with its exact cosine, BM25 and lead."""
         cols: dict[str, dict[str, float]] = {}
-        payloads: dict[str, dict[str, Any]] = {}
+        payloads: dict[str, Any] = {}  # id -> point
         for name, pre in rescorers:
             pts = self._call(self.client.query_points, self.collection, prefetch=pre.prefetch, query=pre.query,
                              using=pre.using, limit=pool, with_payload=True).points
-            cols[name] = {str(p.payload["_id"]): float(p.score) for p in pts}
+            cols[name] = {self._lay.doc_id(p): float(p.score) for p in pts}
             for p in pts:
-                payloads.setdefault(str(p.payload["_id"]), p.payload)
+                payloads.setdefault(self._lay.doc_id(p), p)
         ids = list(payloads)
         n = len(ids)
+        times = np.array([self._lay.times(payloads[d].payload or {}) for d in ids], dtype=np.float64).reshape(n, 2)
         return Candidates(
-            ids=ids, records=[_record(payloads[d]) for d in ids], score=np.zeros(n),
+            ids=ids, records=[self._lay.record(payloads[d]) for d in ids], score=np.zeros(n),
             cos=np.array([cols.get("cos", {}).get(d, 0.0) for d in ids], dtype=np.float64),
             bm25=np.array([cols.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
             lead=np.array([cols["lead"].get(d, 0.0) for d in ids], dtype=np.float64) if "lead" in cols else None,
-            start=np.array([payloads[d].get("_start", np.nan) for d in ids], dtype=np.float64),
-            end=np.array([payloads[d].get("_end", np.nan) for d in ids], dtype=np.float64),
+            start=times[:, 0], end=times[:, 1],
         )
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -575,9 +645,60 @@ class QdrantStore:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
 
 
-def _record(pl: Mapping[str, Any]) -> dict[str, Any]:
-    rec = {"id": str(pl.get("_id")), "text": pl.get("text", "")}
-    for f in ("date", "updated", "valid_from", "valid_to"):
-        rec[f] = pl.get(f)
-    rec["metadata"] = pl.get("metadata", {})
-    return rec
+def _get(payload: Mapping[str, Any], key: str | None) -> Any:
+    """A payload value by dotted key (``metadata.date``), None where absent."""
+    if not key:
+        return None
+    cur: Any = payload
+    for part in key.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where a collection keeps each field: chronorank's own payload, or a mapped one."""
+
+    id_key: str | None = "_id"  # None: the point id is the document id
+    text_key: str = "text"
+    start_key: str = "_start"
+    end_key: str = "_end"
+    meta_key: str | None = "metadata"
+    dense: str | None = DENSE  # None: the collection's unnamed vector
+    own: bool = True
+
+    def id_payload(self) -> Any:
+        return [self.id_key] if self.id_key else False
+
+    def doc_id(self, point: Any) -> str:
+        v = _get(point.payload or {}, self.id_key)
+        return str(point.id if v is None else v)
+
+    def times(self, pl: Mapping[str, Any]) -> tuple[float, float]:
+        out = []
+        for key in (self.start_key, self.end_key):
+            v = _get(pl, key)
+            out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan)
+        return out[0], out[1]
+
+    def record(self, point: Any) -> dict[str, Any]:
+        pl = point.payload or {}
+        if self.own and self.id_key == "_id":
+            rec = {"id": str(pl.get("_id", point.id)), "text": pl.get("text", "")}
+            for f in ("date", "updated", "valid_from", "valid_to"):
+                rec[f] = pl.get(f)
+            rec["metadata"] = pl.get("metadata", {})
+            return rec
+        meta = _get(pl, self.meta_key)
+        return {"id": self.doc_id(point), "text": str(_get(pl, self.text_key) or ""), "date": _get(pl, self.start_key),
+                "metadata": dict(meta) if isinstance(meta, Mapping) else {}}
+
+
+def _check_columns(columns: Mapping[str, str] | None) -> dict[str, str] | None:
+    out = column_roles(columns, ("text",), "{'text': 'page_content', 'date': 'metadata.date'}")
+    for role, name in (out or {}).items():
+        if not isinstance(name, str) or (role != "embedding" and not name):
+            raise InvalidInput(f"columns[{role!r}]={name!r}; give a payload key (dotted for nested, e.g. 'metadata.date').")
+    return out
