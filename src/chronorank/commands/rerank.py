@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--combine", default="gated_multiply",
                    help="gated_multiply | multiply | linear | rrf (default gated_multiply)")
     p.add_argument("--missing-date", default="neutral", help="neutral | keep | penalise | drop | raise")
-    p.add_argument("--future", default="clamp", help="clamp | not_yet_valid | symmetric")
+    p.add_argument("--future", default="auto", help="auto | clamp | not_yet_valid | symmetric | exclude")
     p.add_argument("--gate", default="intent",
                    help="'intent' (parse the query), 'off' (full strength) or a number in [0, 1]")
     p.add_argument("--relative-recency", type=float, default=None, metavar="RATIO",

@@ -24,7 +24,7 @@ import numpy as np
 from chronorank.errors import InvalidInput
 from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
 from chronorank.index.config import IndexConfig
-from chronorank.index.embedders import Embedder, get_embedder
+from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
@@ -416,7 +416,7 @@ class TemporalIndex:
             if vector is not None:
                 q = _as_matrix(vector, self.dim, "vector")[0]
             elif self.embedder is not None:
-                q = self.embedder.embed([topical])[0]
+                q = embed_queries(self.embedder, [topical])[0]
             else:
                 raise InvalidInput(
                     "this index holds vectors but has no embedder to embed the query; pass "
