@@ -1,7 +1,7 @@
 """A search at a past reference time sees the world as it was then (issue 15, item 2).
 
-Under the default ``future='auto'`` a document dated more than ``FUTURE_TOLERANCE_S``
-after a reference time in the past did not exist yet: it never outranks an equally
+Under the default ``future='auto'`` a document dated after a reference time in the past
+(more than ``PAST_SKEW_S`` before the wall clock) did not exist yet: it never outranks an equally
 similar document that existed, in the reranker and in the index alike. At the present
 (``now`` = the wall clock) nothing changes: a future date is clamped to age 0.
 """
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from chronorank import TemporalReranker
 from chronorank.index import TemporalIndex
-from chronorank.temporal import FUTURE_TOLERANCE_S, excludes_future
+from chronorank.temporal import PAST_SKEW_S, excludes_future
 from chronorank.types import DAY, Intent, Interval
 
 REF = "2023-03-01T12:00:00Z"
@@ -104,15 +104,18 @@ def test_live_use_is_unchanged_a_future_date_is_clamped():
 
 
 def test_clock_skew_tolerance():
-    within = iso(REF_S + FUTURE_TOLERANCE_S / 2)
-    beyond = iso(REF_S + FUTURE_TOLERANCE_S * 2)
-    docs = [{"id": "within", "score": 0.5, "date": within}, {"id": "beyond", "score": 0.5, "date": beyond}]
-    assert TemporalReranker(gate=False).rerank("q", docs, now=REF).ranked_ids == ["within"]
+    # at a past reference time the comparison is strict: one second later is the future
+    docs = [{"id": "at", "score": 0.5, "date": iso(REF_S)}, {"id": "after", "score": 0.5, "date": iso(REF_S + 1)}]
+    assert TemporalReranker(gate=False).rerank("q", docs, now=REF).ranked_ids == ["at"]
+    # a reference time within the skew allowance of the wall clock is the present: kept
+    now = time.time() - PAST_SKEW_S / 2
+    docs = [{"id": "old", "score": 0.5, "date": "2023-01-01"}, {"id": "just", "score": 0.5, "date": iso(now + 5)}]
+    assert sorted(TemporalReranker(gate=False).rerank("q", docs, now=now).ranked_ids) == ["just", "old"]
 
 
 @pytest.mark.parametrize(("policy", "now", "wall", "expected"), [
-    ("auto", 1000.0, 1000.0 + FUTURE_TOLERANCE_S + 1, True),
-    ("auto", 1000.0, 1000.0 + FUTURE_TOLERANCE_S - 1, False),
+    ("auto", 1000.0, 1000.0 + PAST_SKEW_S + 1, True),
+    ("auto", 1000.0, 1000.0 + PAST_SKEW_S - 1, False),
     ("auto", 1000.0, 500.0, False),  # a reference time ahead of the clock: nothing is unborn
     ("exclude", 1000.0, 1000.0, True),
     ("clamp", 1000.0, 1e9, False),
