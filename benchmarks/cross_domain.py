@@ -301,7 +301,17 @@ def _find_auc(data: Any) -> float | None:
     return None
 
 
-def embed_speed(embedder: Any, texts: Sequence[str], n: int = 200) -> float:
+def embedder_from(name: str) -> Any:
+    """``get_embedder`` names, plus ``minilm-<n>``: MiniLM with ``max_length=n`` tokens."""
+    from chronorank.index import get_embedder
+    from chronorank.index.embedders import MiniLMOnnxEmbedder
+
+    if name.startswith("minilm-") and name[7:].isdigit():
+        return MiniLMOnnxEmbedder(max_length=int(name[7:]))
+    return get_embedder(name)
+
+
+def embed_speed(embedder: Any, texts: Sequence[str], n: int = 60) -> float:
     """Documents per second embedding ``n`` of ``texts`` (no cache), after a warm-up call."""
     sample = list(texts[:n])
     embedder.embed(sample[:4])
@@ -319,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "cross_domain.json"))
     args = ap.parse_args(argv)
 
-    from chronorank.index import TemporalIndex, get_embedder
+    from chronorank.index import TemporalIndex
 
-    default_name = TemporalIndex().embedder.name if TemporalIndex().embedder is not None else "none"
+    default = TemporalIndex().embedder
     names = args.embedder or ["default"]
     domains = load_domains(args.domains, quick=args.quick)
     report: dict[str, Any] = {
@@ -332,11 +342,15 @@ def main(argv: list[str] | None = None) -> int:
         "rows": {},
         "embedders": {},
     }
-    for e_i, name in enumerate(names):
-        emb = CachedEmbedder(get_embedder(name))
-        build(domains, emb)
-        row = score_row(domains)
-        report["embedders"][emb.name] = {"spec": name, "ndcg": row, "columns": columns(row)}
+    for e_i, spec in enumerate(names):  # "name" or "name@domain,domain" (a subset of domains)
+        name, _, only = spec.partition("@")
+        inner = embedder_from(name)
+        emb = CachedEmbedder(inner)
+        doms = {k: v for k, v in domains.items() if not only or k in only.split(",")}
+        build(doms, emb)
+        row = score_row(doms)
+        label = f"{inner.name} (max_length={inner.max_length})" if hasattr(inner, "max_length") else inner.name
+        report["embedders"][label] = {"spec": spec, "ndcg": row, "columns": columns(row)}
         print(f"{emb.name}: " + " ".join(f"{k}={v}" for k, v in columns(row).items()), file=sys.stderr)
         if e_i == 0:
             report["embedder"] = emb.name
@@ -357,10 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     news = domains.get("news")
     if news is not None:
         texts = [d["text"] for d in news.corpus]
-        for name in names:
-            inner = get_embedder(name)
-            report["embedders"][inner.name]["docs_per_s"] = embed_speed(inner, texts)
-    report["default_embedder"] = default_name
+        for e in report["embedders"].values():
+            e["docs_per_s"] = embed_speed(embedder_from(e["spec"].partition("@")[0]), texts)
+    report["default_embedder"] = None if default is None else default.name
     report["gate"] = gate_auc()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
