@@ -63,6 +63,8 @@ COLUMNS = (
 #: Ablations of the default, each one setting for every domain (spec overrides).
 ABLATIONS: dict[str, dict[str, Any]] = {
     "future clamped (future='clamp')": {"future": "clamp"},
+    "no query-shape fade (short_query_terms=none)": {"short_query_terms": None},
+    "no burst test (burst_ratio=none)": {"burst_ratio": None},
     "no lead field (lead_weight=0)": {"lead_weight": 0.0},
     "no topical margin": {"topical_margin": None},
     "no relative recency": {"relative_recency": None},

@@ -787,12 +787,14 @@ def _is_burst(sim: np.ndarray, times: np.ndarray, now: float, ratio: float, past
     ok = ~np.isnan(times)
     if past_only:
         ok &= times <= now
-    n_ok = int(ok.sum())
-    if n_ok < 4 * k:
-        return False
     rows = np.flatnonzero(ok)
+    if rows.shape[0] < 4 * k:
+        return False
     age = (now - times[rows]) / 86400.0
-    top = rows[np.argpartition(-sim[rows], k - 1)[:k]] if n_ok > k else rows
+    matching = rows[sim[rows] > 0]  # the best k that match at all
+    if matching.shape[0] < 3:
+        return False
+    top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
     corpus_age = float(np.median(age))
     if corpus_age <= 0:
         return False
