@@ -35,7 +35,7 @@ def _shared_changelogs() -> Path | None:
 
 
 SHARED = _shared_changelogs()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/data/changelogs not found")
+needs_shared = pytest.mark.skipif(SHARED is None, reason="needs ../shared/data (the team's data folder beside the repository; a clone has none)")
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -345,3 +345,36 @@ def test_api_login_example_validity_chain():
     assert queries["login-now"]["relevance"]["auth-v2"] == 3
     assert queries["login-v1"]["relevance"]["auth-v1"] == 3
     assert queries["login-asof-2025"]["relevance"]["auth-v1"] == 3
+
+
+# --------------------------------------------------------------------------- the READMEs' paths
+
+_PATH = re.compile(r"`([^`\s]+)`")
+
+
+def _candidates(token: str) -> list[str]:
+    brace = re.search(r"\{([^}]*)\}", token)
+    if brace:
+        return [token[: brace.start()] + alt + token[brace.end():] for alt in brace.group(1).split(",")]
+    return [token]
+
+
+@pytest.mark.parametrize("readme", sorted((ROOT / "benchmarks" / "data").glob("**/README.md")),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_readme_names_only_files_that_exist(readme: Path) -> None:
+    """Every path a data README names is in the repository, except ``../shared/...``, which the
+    README must say is not."""
+    text = readme.read_text(encoding="utf-8")
+    missing = []
+    for token in _PATH.findall(text):
+        if "/" not in token and not token.endswith((".jsonl", ".py", ".json", ".txt", ".md")):
+            continue
+        if "<" in token or "*" in token or token.startswith(("http", "-")):
+            continue
+        if token.startswith("../shared"):
+            assert "not in this repository" in text, f"{readme} names {token} without saying it is outside"
+            continue
+        bases = [readme.parent, ROOT / "benchmarks" / "data", ROOT, readme.parent / "examples"]
+        if not any((b / c).exists() for b in bases for c in _candidates(token)):
+            missing.append(token)
+    assert not missing, f"{readme.relative_to(ROOT)} names files that are not in the repository: {missing}"

@@ -4,7 +4,9 @@
   ``benchmarks/results/``;
 - every ```python block runs (blocks share one namespace, in order), and each
   ``print(...)  # -> EXPECTED`` line prints exactly ``EXPECTED``;
-- the ``chronorank curve`` and ``chronorank rerank`` lines of the ```bash block run.
+- every command of the ```bash blocks runs as written, in a fresh copy of the repository's
+  files with no ``../shared`` beside it (a clone's layout); install commands and the test
+  command itself are not re-run (``.ci/run`` calls the latter).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import ast
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -206,3 +210,98 @@ def test_the_explain_trace_shown_in_the_readme_is_what_the_code_prints():
         "what does the pro plan cost right now", docs, now="2026-08-01"
     )
     assert shown.group(1).strip() == ranking.explain().strip()
+
+
+# ---------------------------------------------------------------- (d) every command, as a clone runs it
+
+
+def _readme_commands() -> list[str]:
+    """Each bash line as written, less its install steps and the test command."""
+    out = []
+    for block in _blocks("bash"):
+        for line in block.splitlines():
+            code = line.split("  #", 1)[0].strip()
+            parts = [p.strip() for p in code.split("&&")]
+            kept = [p for p in parts if p and " pip install" not in f" {p}" and not p.endswith("-m pytest")]
+            if kept:
+                out.append(" && ".join(kept))
+    return out
+
+
+README_COMMANDS = _readme_commands()
+LONG_RUNNING = ("chronorank serve-demo",)
+
+
+def test_readme_commands_found_and_test_command_is_what_ci_runs() -> None:
+    assert any(c.startswith("chronorank index ") for c in README_COMMANDS)
+    assert len(README_COMMANDS) >= 8, README_COMMANDS
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pytest" in _blocks("bash")[0]
+    assert "python -m pytest --all" in ci  # CI runs the README's command with the slow and browser tests
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files a clone has, in a directory with no ``shared/`` beside it or above it."""
+    root = tmp_path_factory.mktemp("clone") / "chronorank"
+    for name in ("src", "examples", "docs", "benchmarks", "tools"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.png"))
+    shutil.copy(ROOT / "README.md", root / "README.md")
+    assert not any((p / "shared").exists() for p in root.parents)
+    return root
+
+
+def _clone_env(clone: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(clone / "src")
+    env["XDG_CACHE_HOME"] = str(clone / ".cache")
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def _shell(command: str) -> str:
+    """The README line, run by bash with ``chronorank`` meaning this interpreter's package."""
+    return f'chronorank() {{ "{sys.executable}" -m chronorank "$@"; }}\n{command}\n'
+
+
+# the two that embed the bundled 242-document corpus (~45 s each on 2 cores) run with --all
+SLOW_COMMANDS = ("chronorank demo", "chronorank serve-demo")
+
+
+def _params(commands: list[str]) -> list:
+    return [pytest.param(c, marks=pytest.mark.slow) if c.startswith(SLOW_COMMANDS) else c for c in commands]
+
+
+@pytest.mark.parametrize("command", _params([c for c in README_COMMANDS if not c.startswith(LONG_RUNNING)]))
+def test_readme_command_runs_in_a_clone(command: str, clone: Path) -> None:
+    if "chronorank demo" in command or "chronorank index" in command or "chronorank eval" in command \
+            or "chronorank benchmark" in command:
+        _skip_without_default_embedder()
+    proc = subprocess.run(["bash", "-c", _shell(command)], cwd=clone, env=_clone_env(clone),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (proc.stdout + proc.stderr).strip(), f"{command} printed nothing"
+
+
+@pytest.mark.parametrize("command", _params([c for c in README_COMMANDS if c.startswith(LONG_RUNNING)]))
+def test_readme_server_command_starts_in_a_clone(command: str, clone: Path) -> None:
+    """A server runs until stopped: it must get as far as serving, then it is stopped."""
+    _skip_without_default_embedder()
+    proc = subprocess.Popen(["bash", "-c", "exec " + _shell(command).split("\n", 1)[1].replace(
+        "chronorank ", f"{sys.executable} -m chronorank ", 1)], cwd=clone, env=_clone_env(clone),
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    lines = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "serving http" in line or "Traceback" in line or "error" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    text = "".join(lines)
+    if "Address already in use" in text:
+        pytest.skip(f"the README's port is taken on this machine: {text.strip()}")
+    assert "serving http://127.0.0.1:8765/" in text, text

@@ -6,7 +6,9 @@ script rewrites that block from
 
 - the release-notes sample (a fixed, deterministic choice from the changelog corpus),
 - the pricing example (written here), and
-- the intent language files ``src/chronorank/intent/lang/*.json``.
+- the intent language files ``src/chronorank/intent/lang/*.json``, and
+- the time-sensitivity model (``src/chronorank/intent/sensitivity_weights.json`` and the
+  regex sources of ``chronorank.intent.sensitivity``), which the page's parser ports.
 
 Usage::
 
@@ -150,6 +152,28 @@ def lang_data() -> dict[str, object]:
     }
 
 
+def sensitivity_data() -> dict[str, object]:
+    if str(ROOT / "src") not in sys.path:
+        sys.path.insert(0, str(ROOT / "src"))
+    from chronorank.intent import sensitivity as sm
+
+    raw = json.loads(sm.DEFAULT_WEIGHTS.read_text(encoding="utf-8"))
+    items = sorted((int(k), v) for k, v in raw["weights"].items())
+    return {
+        "hash_bits": raw["hash_bits"],
+        "bias": raw["bias"],
+        "i": [k for k, _ in items],
+        "w": [v for _, v in items],
+        "patterns": {
+            "token": sm._TOKEN.pattern, "year": sm._YEAR.pattern, "role_of": sm._EN_ROLE_OF.pattern,
+            "superlative": sm._EN_SUPERLATIVE.pattern, "nature": sm._EN_NATURE.pattern,
+        },
+        "not_superlative": sorted(sm._EN_NOT_SUPERLATIVE),
+        "skip_cues": sorted(sm._SKIP_CUES),
+        "moving_kinds": sorted(sm._MOVING_KINDS),
+    }
+
+
 def current_block(html: str) -> dict[str, object]:
     m = BLOCK.search(html)
     if m is None:
@@ -173,13 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     new = dict(old)
     new["pricing"] = PRICING
     new["lang"] = lang_data()
+    new["sensitivity"] = sensitivity_data()
     corpus = find_corpus(args.corpus)
     if corpus is not None and not args.check:
         new["releases"] = release_sample(corpus)
         new["corpus_source"] = "changelogs corpus (/work/shared/data/changelogs)"
 
     if args.check:
-        stale = [k for k in ("pricing", "lang") if old.get(k) != new.get(k)]
+        stale = [k for k in ("pricing", "lang", "sensitivity") if old.get(k) != new.get(k)]
         if stale:
             print(f"{PAGE} is stale in: {', '.join(stale)}; run python tools/build_page.py")
             return 1

@@ -7,6 +7,8 @@ fallback all call :func:`apply_temporal`, so they rank identically.
 How a query's intent is applied (T is the reference time):
 
 - ``recent``: T = now; effective strength = strength x time_sensitivity.
+- a stated target (``as_of`` / ``range``): effective strength = strength x
+  :data:`STATED_TIME_WEIGHT`, whatever the time sensitivity (:func:`intent_strength`).
 - ``as_of``: T = end of the target (the state *as of* that day/month/year; now, when the
   target ends later); documents that start at or after T are not yet valid.
 - ``range``: documents whose start lies inside the target are at distance 0; others are
@@ -71,6 +73,29 @@ FUTURE_POLICIES = ("auto", "clamp", "not_yet_valid", "symmetric", "exclude")
 PAST_SKEW_S = 60.0
 NOT_YET_VALID_POLICIES = ("zero", "exclude")
 _MISSING_ALIASES = {"penalize": "penalise", "median": "neutral", "ignore": "keep"}
+
+
+STATED_TIME_WEIGHT = 0.9
+"""Share of the strength an ``as_of`` / ``range`` intent with a target applies, whatever its
+time sensitivity: the weight the rules gave every stated time before the sensitivity model,
+so the ranking of such queries is unchanged by it."""
+
+
+def intent_strength(intent: Intent | None) -> float:
+    """How much of the configured strength ``intent`` applies (the one formula for all paths).
+
+    0 for ``specific`` and ``timeless``; :data:`STATED_TIME_WEIGHT` for ``as_of`` / ``range``
+    with a target -- "who won the world cup in 2018" does not depend on when it is asked
+    (low sensitivity), yet its ranking follows 2018; the time sensitivity otherwise.
+    No intent means full strength.
+    """
+    if intent is None:
+        return 1.0
+    if intent.mode in ("specific", "timeless"):
+        return 0.0
+    if intent.mode in ("as_of", "range") and intent.target is not None:
+        return STATED_TIME_WEIGHT
+    return float(intent.time_sensitivity)
 
 
 def _default_kernel() -> Any:
@@ -371,9 +396,8 @@ def temporal_geometry(
     ends = valid_to is not None or groups is not None
 
     mode = intent.mode if intent is not None else "recent"
-    sens = intent.time_sensitivity if intent is not None else 1.0
     target = intent.target if intent is not None else None
-    sensitivity = 0.0 if mode in ("specific", "timeless") else float(sens)
+    sensitivity = intent_strength(intent)
 
     undated = np.isnan(start)
     nyv = np.zeros(n, dtype=bool)

@@ -11,5 +11,5 @@ SHARED = REPO.parent / "shared" / "data"
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED.is_dir():
-        pytest.skip("../shared/data is not present beside the repository")
+        pytest.skip("needs ../shared/data (the team's data folder beside the repository; a clone has none)")
     return SHARED

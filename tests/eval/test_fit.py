@@ -151,3 +151,32 @@ def test_suggest_half_life_rule():
     assert suggest_half_life(["2024-01-01", None, "2024-01-11"], now="2024-01-21") == 12.0
     assert suggest_half_life([None]) == 180.0
     assert math.isfinite(suggest_half_life(days, percentile=50))
+
+
+def test_ties_are_reported_and_go_to_the_gentlest_setting():
+    # the relevant document is both the most similar and the newest: every setting scores 1.0
+    fq = [FitQuery(query=f"q{i}", similarity=np.array([0.9, 0.5, 0.4]), ages=np.array([1.0, 400.0, 900.0]),
+                   grades=np.array([3.0, 0.0, 0.0]), ideal=np.array([3.0]), ids=["new", "mid", "old"],
+                   sensitivity=1.0, qid=f"q{i}") for i in range(4)]
+    space = {"kernels": {"exponential": {"half_life_days": [30, 365]}, "weibull": {"half_life_days": [90]}},
+             "combine": ["multiply"], "strength": [1.0, 0.25], "gate": [False]}
+    res = fit(fq, space, folds=2, progress=False)
+    assert res.score == 1.0 and res.ties == 6
+    # lowest strength first, then the longest half-life; not the first trial in the grid
+    assert (res.kernel, res.strength) == ("exponential(half_life_days=365)", 0.25)
+    assert "6 configurations tie" in str(res) and "gentlest" in str(res)
+
+
+def test_a_single_best_is_not_called_a_tie():
+    res = fit(_queries(), PEER_EQUIVALENT_SPACE, folds=3, progress=False)
+    assert res.ties == 1 and "tie" not in str(res)
+
+
+def test_the_table_starts_with_the_chosen_configuration():
+    fq = [FitQuery(query="q", similarity=np.array([0.9, 0.5]), ages=np.array([1.0, 400.0]),
+                   grades=np.array([3.0, 0.0]), ideal=np.array([3.0]), ids=["new", "old"], sensitivity=1.0, qid="q")]
+    space = {"kernels": {"exponential": {"half_life_days": [30, 365]}}, "combine": ["multiply"],
+             "strength": [1.0, 0.5], "gate": [False]}
+    res = fit(fq, space, folds=2, progress=False)
+    first_row = res.table(4).splitlines()[2]
+    assert first_row.startswith("| exponential(half_life_days=365) | multiply | 0.5 |"), res.table(4)

@@ -98,6 +98,7 @@ def _random_case(seed: int):
     return run, qrels
 
 
+@pytest.mark.slow  # ranx compiles its numba kernels on first use (~40 s on 2 cores)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_against_ranx_oracle(seed):
     ranx = pytest.importorskip("ranx")

@@ -146,6 +146,7 @@ def test_compare_weights_needs_three_domains():
         compare_weights(["synthetic"], split_kinds=False)
 
 
+@pytest.mark.slow  # ~30 s: every suite at every weight setting
 def test_compare_weights_small():
     pytest.importorskip("bm25s")
     from chronorank.eval.weights import compare_weights, weights_markdown

@@ -139,7 +139,9 @@ def cached_minilm(minilm, request, tmp_path_factory):  # noqa: ANN001
 def release_corpus():
     d = shared_dir()
     p = None if d is None else d / "data" / "tdw-rag-release-corpus" / "release_corpus.json"
-    if p is None or not p.exists():
-        pytest.skip("../shared/data is not present")
+    if p is None or not p.exists():  # a clone: the same snapshot ships in the package
+        from chronorank.eval.datasets import release_snapshot
+
+        return release_snapshot(None)
     snap = json.loads(p.read_text())
     return snap

@@ -155,12 +155,13 @@ def test_page_is_self_contained() -> None:
 
 
 @pytest.mark.browser
-def test_loads_fast_offline_and_renders(page: Any) -> None:
+def test_loads_offline_and_renders(page: Any) -> None:
+    # how fast it loads is measured by benchmarks/page_load.py, not asserted here
     timing = page.execute_script(
         "var n = performance.getEntriesByType('navigation')[0];"
         "return {load: n.loadEventEnd - n.startTime, dom: n.domContentLoadedEventEnd - n.startTime};"
     )
-    assert 0 < timing["load"] < 1000, f"page load took {timing['load']:.0f} ms"
+    assert timing["load"] > 0, "the load event never fired"
     resources = page.execute_script(
         "return performance.getEntriesByType('resource').map(function (r) { return r.name; })"
     )

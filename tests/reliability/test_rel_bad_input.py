@@ -177,6 +177,7 @@ def test_index_bad_dates_policy():
     assert len(idx) == 1
 
 
+@pytest.mark.slow
 def test_index_ten_megabyte_document(tmp_path):
     big = ("lorem ipsum dolor sit amet " * 400_000)[:10_000_000]
     idx = TemporalIndex(embedder=None)

@@ -14,7 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "index": ("chronorank.commands.index", "build an index from a corpus JSONL file"),
     "search": ("chronorank.commands.search", "search a saved index"),
     "demo": ("chronorank.commands.demo", "index the bundled corpus and answer time-aware questions"),
-    "eval": ("chronorank.commands.eval", "evaluate a FORMAT.md benchmark through the index"),
+    "eval": ("chronorank.commands.eval", "evaluate a docs/format.md benchmark through the index"),
     "benchmark": ("chronorank.commands.benchmark", "run the quality benchmark suites"),
     "fit": ("chronorank.commands.fit", "fit kernel, strength and fusion on labelled queries"),
     "compare-weights": ("chronorank.commands.compare_weights", "compare fusion weights by hit rate"),

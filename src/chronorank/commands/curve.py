@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--ages", default=None, metavar="A,B,...", help="comma-separated ages in days to show")
     p.add_argument("--png", default=None, metavar="FILE",
                    help="also write a plot to FILE (needs: pip install \"chronorank[plot]\")")
-    p.add_argument("--json", action="store_true", help="print {spec, half_life_days, ages, weights} as JSON")
+    p.add_argument("--json", action="store_true", help="print {spec, half_life_days, ages, weights} as JSON instead of the curve")
     p.set_defaults(func=run)
     return p
 
@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     from chronorank.errors import InvalidInput
     from chronorank.kernels import ascii_curve, get_kernel, plot_kernel
 
+    if args.png:  # checked before any work
+        from chronorank.errors import require
+
+        require("matplotlib", extra="plot")
+    if args.width < 1:
+        raise InvalidInput(f"--width {args.width}: give a positive number of characters, e.g. --width 50")
     kernel = get_kernel(spec_from_words(list(args.spec)))
     ages = None
     if args.ages:

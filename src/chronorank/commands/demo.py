@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("questions", nargs="*", help="your own questions (default: four examples)")
     p.add_argument("-k", "--top-k", type=int, default=3, help="answers per question (default 3)")
-    p.add_argument("--embedder", default="default", help="default (MiniLM int8 ONNX) | none | hashing")
+    p.add_argument("--embedder", default="default", help="default (MiniLM int8 ONNX) | none | hashing (default: default)")
     p.add_argument("--rebuild", action="store_true", help="ignore the cached demo index")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cached index")
     p.add_argument("--json", action="store_true", help="print JSON, one object per question")

@@ -1,4 +1,4 @@
-"""``chronorank eval --corpus C --queries Q``: run a FORMAT.md benchmark through the index."""
+"""``chronorank eval --corpus C --queries Q``: run a docs/format.md benchmark through the index."""
 
 from __future__ import annotations
 
@@ -10,30 +10,35 @@ from typing import Any
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "eval",
-        help="evaluate a FORMAT.md benchmark through the index",
+        help="evaluate a docs/format.md benchmark through the index",
         description="Index the corpus (id, text, dates and validity only), rank it for every query "
         "at the query's reference date, and print nDCG@10, recall@10, MRR and stale@5 overall "
         "and per query kind. The kind is never used for ranking.",
     )
-    p.add_argument("--corpus", required=True, help="corpus.jsonl (FORMAT.md)")
-    p.add_argument("--queries", required=True, help="queries.jsonl (FORMAT.md)")
-    p.add_argument("--config", default=None, help="index(...) spec, e.g. \"index(fusion='rrf')\"")
-    p.add_argument("--embedder", default="default", help="default | none | hashing | st:<model> | fastembed:<model>")
-    p.add_argument("--json", action="store_true", help="print the FORMAT.md evaluation JSON")
+    p.add_argument("--corpus", required=True, help="corpus.jsonl (docs/format.md; e.g. examples/releases/corpus.jsonl)")
+    p.add_argument("--queries", required=True, help="queries.jsonl (docs/format.md; e.g. examples/releases/queries.jsonl)")
+    p.add_argument("--config", default=None,
+                   help="index(...) spec, e.g. \"index(fusion='rrf')\" (default: the built-in config)")
+    p.add_argument("--embedder", default="default",
+                   help="default | none | hashing | st:<model> | fastembed:<model> (default: default, MiniLM)")
+    p.add_argument("--dayfirst", action="store_true",
+                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first)")
+    p.add_argument("--json", action="store_true", help="print the docs/format.md evaluation JSON")
     p.add_argument("--per-query", action="store_true", help="include per-query metrics in the JSON")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
-    from chronorank.eval.datasets import check_benchmark, load_corpus, load_queries
+    from chronorank.commands._input import read_corpus, read_queries
+    from chronorank.index import get_embedder
     from chronorank.index.config import IndexConfig
     from chronorank.index.evaluation import evaluate_index, index_for_benchmark
 
-    corpus = load_corpus(args.corpus)
-    queries = load_queries(args.queries)
-    check_benchmark(corpus, queries)
     config = IndexConfig.from_spec(args.config)
-    idx = index_for_benchmark(corpus, embedder=args.embedder, config=config)
+    embedder = get_embedder(args.embedder)  # a missing extra stops the command before any reading
+    corpus = read_corpus(args.corpus, "eval", flag="--corpus", dayfirst=args.dayfirst)
+    queries = read_queries(args.queries, ids={d["id"] for d in corpus})
+    idx = index_for_benchmark(corpus, embedder=embedder, config=config)
     res = evaluate_index(idx, queries)
     out: dict[str, Any] = {"overall": res["overall"], "by_kind": res["by_kind"], "config": res["config"]}
     if args.per_query:

@@ -11,24 +11,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("fit", help="fit kernel, strength and fusion on labelled queries",
                               description="Vectorised grid search with k-fold cross-validation over queries.")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", default=None, help="synthetic, tdw-release or changelogs")
-    src.add_argument("--data", metavar="DIR", help="a directory with corpus.jsonl + queries.jsonl (FORMAT.md)")
-    p.add_argument("--metric", default="ndcg@10")
-    p.add_argument("--folds", type=int, default=5)
+    src.add_argument("--suite", default=None,
+                     help="synthetic, tdw-release or changelogs (default tdw-release; changelogs needs ../shared)")
+    src.add_argument("--data", metavar="DIR",
+                     help="a directory with corpus.jsonl + queries.jsonl (docs/format.md), e.g. examples/releases")
+    p.add_argument("--metric", default="ndcg@10",
+                   help="what to maximise: ndcg@k, recall@k, precision@k, hit_rate@k or mrr@k (default ndcg@10)")
+    p.add_argument("--folds", type=int, default=5,
+                   help="cross-validation folds over the queries, at least 2 (default 5)")
     p.add_argument("--space", choices=["default", "peer"], default="default",
                    help="default: chronorank's grid; peer: the peer's 368-trial grid")
-    p.add_argument("--strength-plot", metavar="PNG", help="also sweep strength for the best kernel and plot it")
-    p.add_argument("--json", metavar="FILE", help="write the result as JSON")
-    p.add_argument("--top", type=int, default=10, help="rows of the trials table to print")
+    p.add_argument("--strength-plot", metavar="PNG",
+                   help="also sweep strength for the best kernel and plot it (needs: pip install \"chronorank[plot]\")")
+    p.add_argument("--json", metavar="FILE", help="write the result as JSON (default: none)")
+    p.add_argument("--top", type=int, default=10, help="rows of the trials table to print (default 10)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     import chronorank.eval.fit as fit
+    from chronorank.commands._input import check_suite_dir
+    from chronorank.errors import InvalidInput, require
     from chronorank.eval import benchmark
 
+    fit._parse_metric(args.metric)
+    if args.folds < 2:
+        raise InvalidInput(f"--folds {args.folds}: cross-validation needs at least 2 folds, e.g. --folds 5")
+    if args.top < 0:
+        raise InvalidInput(f"--top {args.top}: give a number of rows, e.g. --top 10")
+    require("bm25s", extra="index")  # the similarity the fit reranks
+    if args.strength_plot:
+        require("matplotlib", extra="plot")
     name = args.data or args.suite or "tdw-release"
+    if args.data:
+        check_suite_dir(args.data, "fit")
     suite = benchmark.load_suite(name)
     p = benchmark.prepare(suite)
     queries = [

@@ -1,4 +1,4 @@
-"""``chronorank index CORPUS.jsonl --out DIR``: build and save an index from a FORMAT.md corpus."""
+"""``chronorank index CORPUS.jsonl --out DIR``: build and save an index from a docs/format.md corpus."""
 
 from __future__ import annotations
 
@@ -8,20 +8,26 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
+    from chronorank.commands._input import add_date_options
+
     p = sub.add_parser(
         "index",
         help="build an index from a corpus JSONL file",
-        description="Read a FORMAT.md corpus (JSON Lines: id, text, date, valid_from, valid_to, "
-        "metadata), embed and analyse every document, and save the index to --out.",
+        description="Read a corpus (JSON Lines: id, text, date, valid_from, valid_to, metadata; "
+        "the format is in docs/format.md, an example in examples/releases/corpus.jsonl), embed and "
+        "analyse every document, and save the index to --out. Exit codes: 0 done, 2 bad input, "
+        "3 the corpus holds no documents.",
     )
-    p.add_argument("corpus", help="corpus.jsonl (FORMAT.md), or a JSON array of documents")
+    p.add_argument("corpus", help="corpus.jsonl (docs/format.md), or a JSON array of documents")
     p.add_argument("--out", "-o", required=True, help="index directory to write (created; replaced atomically)")
     p.add_argument("--embedder", default="default",
-                   help="default (MiniLM int8 ONNX) | none (keywords only) | hashing | st:<model> | fastembed:<model>")
-    p.add_argument("--config", default=None, help="index(...) spec stored as the index's default search config")
-    p.add_argument("--group-key", default=None, help="metadata field linking versions of one document")
-    p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
-                   help="unparseable dates: raise (default) or index the document as undated")
+                   help="default (MiniLM int8 ONNX) | none (keywords only) | hashing | st:<model> | "
+                        "fastembed:<model> (default: default)")
+    p.add_argument("--config", default=None,
+                   help="index(...) spec stored as the index's default search config (default: the built-in one)")
+    p.add_argument("--group-key", default=None,
+                   help="metadata field linking versions of one document (default: none)")
+    add_date_options(p, "indexes the document as undated")
     p.add_argument("--append", action="store_true", help="upsert into an existing index at --out")
     p.set_defaults(func=run)
 
@@ -29,19 +35,25 @@ def add_parser(sub: Any) -> None:
 def run(args: Any) -> int:
     from pathlib import Path
 
-    from chronorank.eval.datasets import load_corpus
+    from chronorank.commands._input import read_corpus
     from chronorank.index import TemporalIndex
     from chronorank.index.storage import CURRENT
 
     t0 = time.perf_counter()
-    docs = load_corpus(args.corpus)
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        from chronorank.errors import InvalidInput
+
+        raise InvalidInput(f"--out {str(out)!r} is a file; give a directory for the index (it is created)")
+    # the index (and its embedder, an optional dependency) comes first, so a missing extra
+    # stops the command before it reads a large corpus
     if args.append and (out / CURRENT).is_file():
         idx = TemporalIndex.load(out)
     else:
         idx = TemporalIndex(
             embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
         )
+    docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst)
     t1 = time.perf_counter()
     idx.add(docs)
     t2 = time.perf_counter()

@@ -17,8 +17,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Parse a query's temporal intent: mode, target interval, sensitivity, topical query.",
     )
     p.add_argument("query", help="the query text")
-    p.add_argument("--now", default=None, help="reference time (ISO date or epoch seconds; default: now)")
-    p.add_argument("--lang", default=None, help="language code (default: detect)")
+    p.add_argument("--now", default=None, help="reference time, an ISO date or epoch seconds (default: the wall clock)")
+    p.add_argument("--lang", default=None, help="language code, e.g. en or ru (default: detected from the text)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
     return p
@@ -29,19 +29,11 @@ def _bound(t: float) -> str | None:
     return None if dt is None else dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _now_arg(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def run(args: argparse.Namespace) -> int:
+    from chronorank.commands._input import parse_now
     from chronorank.intent import parse
 
-    intent = parse(args.query, now=_now_arg(args.now), lang=args.lang)
+    intent = parse(args.query, now=parse_now(args.now), lang=args.lang)
     target = None
     if intent.target is not None:
         target = {"start": _bound(intent.target.start), "end": _bound(intent.target.end)}

@@ -17,16 +17,34 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-k", "--top-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--explain", action="store_true", help="print the scoring trace for every hit")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--config", default=None, help="index(...) spec overriding the saved config for this query")
+    p.add_argument("--config", default=None, help="index(...) spec overriding the saved config for this query (default: the saved one)")
     p.add_argument("--no-verify", action="store_true", help="skip the sha256 check of the index files")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
+    from pathlib import Path
+
     from chronorank.commands._index_common import print_ranking
+    from chronorank.commands._input import parse_now
+    from chronorank.errors import ChronorankError, InvalidInput
     from chronorank.index import TemporalIndex
 
-    idx = TemporalIndex.load(args.index, verify=not args.no_verify)
-    ranking = idx.search(args.query, k=args.top_k, now=args.now, config=args.config)
+    if not Path(args.index).is_dir():
+        raise InvalidInput(f"index {args.index!r} is not a directory; build one with: chronorank index "
+                           f"CORPUS.jsonl --out {args.index}")
+    if args.top_k < 1:
+        raise InvalidInput(f"--top-k {args.top_k}: give a positive number of results, e.g. -k 10")
+    try:
+        idx = TemporalIndex.load(args.index, verify=not args.no_verify)
+    except (ChronorankError, OSError):
+        raise
+    except Exception as exc:  # unchecked files (--no-verify) can fail anywhere while decoding
+        if not args.no_verify:
+            raise
+        raise InvalidInput(f"index {args.index!r} could not be read ({type(exc).__name__}: {exc}); its files "
+                           "are damaged -- run without --no-verify to see which, or rebuild it with chronorank index"
+                           ) from None
+    ranking = idx.search(args.query, k=args.top_k, now=parse_now(args.now), config=args.config)
     print_ranking(ranking, explain=args.explain, as_json=args.json)
     return 0

@@ -21,30 +21,34 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--corpus", default=None,
-                   help="FORMAT.md corpus.jsonl (default: the bundled corpus)")
+                   help="docs/format.md corpus.jsonl (default: the bundled corpus)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="index only the first N documents (a quicker start)")
+                   help="index only the first N documents, a quicker start (default: all)")
     p.add_argument("--embedder", default="default",
-                   help="'default' (MiniLM ONNX), 'hashing', 'st:<model>', 'fastembed:<model>' or 'none'")
+                   help="'default' (MiniLM ONNX), 'hashing', 'st:<model>', 'fastembed:<model>' or 'none' (default: default)")
     p.add_argument("--config", default=None,
-                   help="index spec, e.g. \"index(kernel='cliff(half_life_days=90)', strength=0.5)\"")
-    p.add_argument("--group-key", default=None, help="metadata field linking versions of one document")
+                   help="index spec, e.g. \"index(kernel='cliff(half_life_days=90)', strength=0.5)\" (default: the built-in one)")
+    p.add_argument("--group-key", default=None, help="metadata field linking versions of one document (default: none)")
     p.add_argument("--now", default=None,
                    help="reference date (default: the newest document date in the corpus)")
     p.add_argument("--index", default=None, metavar="DIR",
-                   help="load the index from DIR if it exists, else build it and save it there")
+                   help="load the index from DIR if it exists, else build it and save it there (default: build in memory)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from chronorank.demo_app import DemoEngine, default_corpus, load_corpus_file, make_server
+    from chronorank.commands._input import parse_now
+    from chronorank.demo_app import DemoEngine, default_corpus, make_server
     from chronorank.errors import InvalidInput
 
+    parse_now(args.now)  # checked before indexing
     if args.limit is not None and args.limit < 1:
         raise InvalidInput(f"--limit {args.limit}; give a positive number of documents")
     if args.corpus:
-        docs, source = load_corpus_file(args.corpus), args.corpus
+        from chronorank.commands._input import read_corpus
+
+        docs, source = read_corpus(args.corpus, "serve-demo", flag="--corpus", bad_dates="missing"), args.corpus
     else:
         docs, source = default_corpus()
     if args.limit:

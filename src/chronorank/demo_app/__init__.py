@@ -66,10 +66,10 @@ def _num(x: Any) -> float | None:
 
 
 def load_corpus_file(path: str | Path) -> list[dict[str, Any]]:
-    """Documents from a FORMAT.md ``corpus.jsonl`` (or a JSON list of such objects)."""
+    """Documents from a docs/format.md ``corpus.jsonl`` (or a JSON list of such objects)."""
     p = Path(path)
     if not p.is_file():
-        raise InvalidInput(f"--corpus {str(p)!r} does not exist; give a FORMAT.md corpus.jsonl file")
+        raise InvalidInput(f"--corpus {str(p)!r} does not exist; give a docs/format.md corpus.jsonl file")
     if p.suffix == ".json":
         data = json.loads(p.read_text(encoding="utf-8"))
         if not isinstance(data, list):

@@ -1,4 +1,4 @@
-"""Evaluation: FORMAT.md loaders, metrics, synthetic data, benchmarks and fitting.
+"""Evaluation: docs/format.md loaders, metrics, synthetic data, benchmarks and fitting.
 
 Submodules are imported on first use so that ``import chronorank.eval`` stays light.
 """

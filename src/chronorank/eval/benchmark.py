@@ -1,6 +1,6 @@
 """Quality benchmark runner: every configuration on the same candidates and similarity.
 
-A suite is a FORMAT.md (corpus, queries) pair. For each query the candidate pool is the
+A suite is a docs/format.md (corpus, queries) pair. For each query the candidate pool is the
 whole corpus (or the query's ``candidates``), and one similarity array is computed once
 and shared by every row, so rows differ only in their temporal treatment:
 
@@ -56,7 +56,7 @@ def _group_of(doc: Mapping[str, Any]) -> Any:
 
 
 def load_suite(name: str, *, seed: int = 0) -> Suite:
-    """``synthetic`` | ``tdw-release`` | ``changelogs`` | a directory holding a FORMAT.md pair."""
+    """``synthetic`` | ``tdw-release`` | ``changelogs`` | a directory holding a docs/format.md pair."""
     from chronorank.eval import datasets
 
     if name == "synthetic":

@@ -1,4 +1,4 @@
-"""Loaders for benchmark files in the FORMAT.md shape, and the bundled release benchmark.
+"""Loaders for benchmark files in the docs/format.md shape, and the bundled release benchmark.
 
 A corpus record comes back as::
 
@@ -83,43 +83,75 @@ def _blank(value: Any) -> bool:
 def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise InvalidInput(
-            f"{what} file {str(path)!r} does not exist; pass the path of a FORMAT.md "
+            f"{what} file {str(path)!r} does not exist; pass the path of a docs/format.md "
             f"{what} file (JSON Lines, one object a line)."
         )
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):  # a JSON array is accepted too
+    if path.is_dir():
+        raise InvalidInput(f"{what} file {str(path)!r} is a directory; pass the JSON Lines file inside it.")
+    where = f"{what} file {str(path)!r}"
+    return parse_jsonl(decode_text(path.read_bytes(), where), where, "document" if what == "corpus" else "query")
+
+
+def decode_text(data: bytes, where: str) -> str:
+    """UTF-8 (a leading BOM is dropped); NUL bytes or invalid UTF-8 name the offset."""
+    nul = data.find(b"\x00", 0, 1 << 16)
+    if nul >= 0:
+        enc = " (it looks like UTF-16: convert it with iconv -f UTF-16 -t UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InvalidInput(
+            f"{where} holds a NUL byte at offset {nul}: it is a binary file, not JSON Lines text{enc}; see docs/format.md"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(
+            f"{where} line {line}: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8; "
+            f"save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8)"
+        ) from None
+
+
+def parse_jsonl(text: str, where: str, what: str = "record") -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) per non-blank line; a text starting with ``[`` is one JSON array."""
+    if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{what} file {str(path)!r} is not valid JSON: {exc}") from None
-        return [(i + 1, _require_object(o, path, i + 1, what)) for i, o in enumerate(items)]
+            raise InvalidInput(
+                f"{where} line {exc.lineno}: not valid JSON ({exc.msg}); the file starts with '[' so it is "
+                f"read as one JSON array of {what}s (docs/format.md)"
+            ) from None
+        rows = []
+        for i, obj in enumerate(items if isinstance(items, list) else [items]):
+            rows.append((i + 1, _object(obj, where, f"item {i + 1}", what)))
+        return rows
     out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                f"{what} file {str(path)!r} line {lineno} is not valid JSON ({exc.msg}); "
-                "each line must hold one JSON object."
+                f"{where} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                f"each line must hold one JSON object (docs/format.md)"
             ) from None
-        out.append((lineno, _require_object(obj, path, lineno, what)))
+        out.append((lineno, _object(obj, where, f"line {lineno}", what)))
     return out
 
 
-def _require_object(obj: Any, path: Path, lineno: int, what: str) -> dict[str, Any]:
+def _object(obj: Any, where: str, at: str, what: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
+        shown = json.dumps(obj)[:60] if not isinstance(obj, float) or math.isfinite(obj) else repr(obj)
         raise InvalidInput(
-            f"{what} file {str(path)!r} line {lineno}: expected a JSON object, got "
-            f"{type(obj).__name__}."
+            f"{where} {at}: a JSON {type(obj).__name__} ({shown}), expected one {what} object "
+            f"such as {{\"id\": ..., ...}} (docs/format.md)"
         )
     return obj
 
 
+
 def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> dict[str, Any]:
-    """One FORMAT.md corpus object -> the canonical record (metadata merged)."""
+    """One docs/format.md corpus object -> the canonical record (metadata merged)."""
     doc_id = obj.get("id")
     if doc_id is None or (isinstance(doc_id, str) and not doc_id):
         raise InvalidInput(f"{where}: field 'id' is missing or empty; every document needs a unique string id.")
@@ -147,7 +179,7 @@ def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> di
 
 
 def load_corpus(path: str | Path) -> list[dict[str, Any]]:
-    """Read a FORMAT.md ``corpus.jsonl``; ids must be unique."""
+    """Read a docs/format.md ``corpus.jsonl``; ids must be unique."""
     p = Path(path)
     docs: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -163,7 +195,7 @@ def load_corpus(path: str | Path) -> list[dict[str, Any]]:
 
 
 def normalize_query(obj: Mapping[str, Any], *, where: str = "query") -> dict[str, Any]:
-    """One FORMAT.md query object -> the canonical record (extra keys kept)."""
+    """One docs/format.md query object -> the canonical record (extra keys kept)."""
     qid = obj.get("qid")
     if qid is None or qid == "":
         raise InvalidInput(f"{where}: field 'qid' is missing; every query needs a unique id.")
@@ -205,7 +237,7 @@ def normalize_query(obj: Mapping[str, Any], *, where: str = "query") -> dict[str
 
 
 def load_queries(path: str | Path) -> list[dict[str, Any]]:
-    """Read a FORMAT.md ``queries.jsonl``; qids must be unique."""
+    """Read a docs/format.md ``queries.jsonl``; qids must be unique."""
     p = Path(path)
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -237,7 +269,7 @@ def load_benchmark(directory: str | Path) -> tuple[list[dict[str, Any]], list[di
     if not d.is_dir():
         raise InvalidInput(
             f"benchmark directory {str(d)!r} does not exist; pass a directory holding "
-            "corpus.jsonl and queries.jsonl (see FORMAT.md)."
+            "corpus.jsonl and queries.jsonl (see docs/format.md)."
         )
     corpus = load_corpus(d / "corpus.jsonl")
     queries = load_queries(d / "queries.jsonl")
@@ -249,7 +281,7 @@ def load_benchmark(directory: str | Path) -> tuple[list[dict[str, Any]], list[di
 
 
 def write_corpus(docs: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write documents as FORMAT.md JSON Lines (UTF-8, one object a line)."""
+    """Write documents as docs/format.md JSON Lines (UTF-8, one object a line)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", encoding="utf-8") as fh:
@@ -259,7 +291,7 @@ def write_corpus(docs: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
 
 
 def write_queries(queries: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write queries as FORMAT.md JSON Lines."""
+    """Write queries as docs/format.md JSON Lines."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("w", encoding="utf-8") as fh:
@@ -367,7 +399,7 @@ def release_benchmark_from_snapshot(
 def tdw_release_benchmark(
     path: str | Path | None = None, *, min_releases: int = 4
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The peer's release-notes benchmark as FORMAT.md (corpus, queries): 242 docs, 13 queries.
+    """The peer's release-notes benchmark as docs/format.md (corpus, queries): 242 docs, 13 queries.
 
     Reads the bundled snapshot (MIT, see ``eval/bundled/LICENSE``), else
     ``../shared/data/tdw-rag-release-corpus/release_corpus.json``, else ``path``.

@@ -3,7 +3,7 @@
 ``fetch_release_corpus(repos, token=None, out=DIR)`` reads
 ``GET https://api.github.com/repos/{owner}/{name}/releases?per_page=N`` for each repo,
 keeps published, non-draft releases whose cleaned body has at least ``min_chars``
-characters, and writes ``DIR/corpus.jsonl`` + ``DIR/queries.jsonl`` (FORMAT.md) with the
+characters, and writes ``DIR/corpus.jsonl`` + ``DIR/queries.jsonl`` (docs/format.md) with the
 snapshot time as every query's reference date, plus ``DIR/snapshot.json`` (the raw
 snapshot in the bundled format).
 """
@@ -85,7 +85,7 @@ def fetch_release_corpus(
     now: Callable[[], datetime] | None = None,
     getter: Callable[[str, str | None, float], Any] | None = None,
 ) -> dict[str, Any]:
-    """Fetch, clean and (with ``out``) write a FORMAT.md release benchmark; returns the snapshot."""
+    """Fetch, clean and (with ``out``) write a docs/format.md release benchmark; returns the snapshot."""
     bad = [r for r in repos if not _REPO.match(r)]
     if bad or not repos:
         raise InvalidInput(f"repos={list(repos)!r}: give owner/name pairs such as 'pola-rs/polars'.")

@@ -159,7 +159,7 @@ def prepare_queries(
     *,
     date_field: str = "date",
 ) -> list[FitQuery]:
-    """FORMAT.md (corpus, queries) + a retriever -> FitQuery list.
+    """docs/format.md (corpus, queries) + a retriever -> FitQuery list.
 
     ``retrieve(query_record) -> (ids, scores)`` or ``-> (ids, scores, signals)`` supplies
     each query's candidates and similarity (see :mod:`chronorank.eval.benchmark`).
@@ -322,6 +322,8 @@ class FitResult:
     trials: dict[str, Any] = field(repr=False, default_factory=dict)
     fold_choices: list[str] = field(repr=False, default_factory=list)
     relative_recency: float | None = None
+    ties: int = 1  # configurations sharing the best fitted score (the gentlest is chosen)
+    best_index: int | None = None  # the chosen row of ``trials``
 
     @property
     def spec(self) -> str:
@@ -352,7 +354,10 @@ class FitResult:
     def table(self, top: int = 10) -> str:
         """The best ``top`` trials as a markdown table."""
         t = self.trials
-        order = np.argsort(-np.asarray(t["score"]), kind="stable")[:top]
+        order = np.argsort(-np.asarray(t["score"]), kind="stable")
+        if self.best_index is not None:  # the chosen configuration heads its tie
+            order = np.concatenate([[self.best_index], order[order != self.best_index]])
+        order = order[:top]
         lines = [f"| kernel | combine | strength | gate | relative recency | {self.metric} |",
                  "|---|---|---:|---|---:|---:|"]
         rr = t.get("relative_recency") or [None] * len(t["kernel"])
@@ -364,10 +369,13 @@ class FitResult:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"{self.spec}  {self.metric}={self.score:.4f} (fitted), {self.heldout:.4f} +/- "
             f"{self.heldout_std:.4f} ({self.folds}-fold held-out); {self.n_trials} trials in {self.seconds:.2f}s"
         )
+        if self.ties > 1:
+            text += (f"\n{self.ties} configurations tie at the best score; chosen by the tie rule: {TIE_RULE}")
+        return text
 
 
 def _reranker_gate(gate: bool | str) -> Any:
@@ -439,10 +447,11 @@ def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
     need = [q for q in fq if q.sensitivity is None]
     if need:
         from chronorank.intent import parse
+        from chronorank.temporal import intent_strength
 
         for q in need:
             it = parse(q.query, now=None if math.isnan(q.now) else q.now)
-            q.sensitivity = 0.0 if it.mode in ("timeless", "specific") else float(it.time_sensitivity)
+            q.sensitivity = intent_strength(it)
     return np.array([float(q.sensitivity or 0.0) for q in fq])
 
 
@@ -508,6 +517,32 @@ def _intent_geometry(
         if geo.range_span_days is not None and geo.range_scale is not None:
             span[i] = geo.range_scale * geo.range_span_days
     return kage, span, mult, nyv, sens
+
+
+TIE_RULE = "the gentlest setting -- lowest strength, then longest half-life, then first in the grid"
+
+
+def _best(mean: np.ndarray, table: Mapping[str, Any]) -> tuple[int, int]:
+    """(index, ties): the best mean, ties broken by :data:`TIE_RULE`.
+
+    Scores within 1e-9 of the best count as tied (they differ only by float rounding). The
+    gentlest setting changes the ranking least, so the data gives no reason for more.
+    """
+    from chronorank.kernels import get_kernel
+
+    tied = np.flatnonzero(mean >= np.nanmax(mean) - 1e-9)
+    if tied.size == 1:
+        return int(tied[0]), 1
+    half_lives: dict[str, float] = {}
+    for i in tied:
+        spec = table["kernel"][i]
+        if spec not in half_lives:
+            hl = get_kernel(spec).half_life()
+            half_lives[spec] = math.inf if hl is None or not math.isfinite(hl) else float(hl)
+    strength = np.array([float(table["strength"][i]) for i in tied])
+    half_life = np.array([half_lives[table["kernel"][i]] for i in tied])
+    order = np.lexsort((tied, -half_life, strength))  # the last key sorts first
+    return int(tied[order[0]]), int(tied.size)
 
 
 def score_space(
@@ -627,7 +662,7 @@ def fit(
     ``{signal: weight}`` (queries must then carry ``signals``). The fitted score is the
     best mean over all queries; the held-out score is k-fold cross-validation over
     queries (choose on k-1 folds, score the left-out fold), seeded by ``seed``.
-    Ties between configurations go to the first in space order.
+    Ties are reported (``ties``) and broken by :data:`TIE_RULE`.
     """
     import time
 
@@ -635,7 +670,7 @@ def fit(
     table, matrix = score_space(queries, space, metric, missing_date=missing_date, progress=progress)
     n_q = matrix.shape[1]
     mean = matrix.mean(axis=1)
-    best = int(np.argmax(mean))
+    best, ties = _best(mean, table)
     folds_used = max(2, min(int(folds), n_q)) if n_q >= 2 else 0
     held: list[float] = []
     choices: list[str] = []
@@ -646,7 +681,7 @@ def fit(
         scores_per_q = np.empty(n_q)
         for f in range(folds_used):
             train = fold_of != f
-            pick = int(np.argmax(matrix[:, train].mean(axis=1)))
+            pick, _ = _best(matrix[:, train].mean(axis=1), table)
             scores_per_q[~train] = matrix[pick, ~train]
             held.append(float(matrix[pick, ~train].mean()))
             choices.append(table["kernel"][pick])
@@ -659,6 +694,7 @@ def fit(
         relative_recency=table["relative_recency"][best],
         heldout=heldout, heldout_std=float(np.std(held)) if held else math.nan, folds=folds_used,
         n_trials=int(matrix.shape[0]), seconds=time.perf_counter() - t0, trials=table, fold_choices=choices,
+        ties=ties, best_index=best,
     )
 
 

@@ -6,7 +6,7 @@ query the current era's document is graded 3 and the previous era's 1. Timeless
 control queries ask for the original statement of a topic: there the oldest document
 is graded 3 (and the next one 1), so a method that always prefers fresh documents loses.
 
-``synthetic_benchmark(seed)`` returns ``(corpus, queries)`` in FORMAT.md shape. With
+``synthetic_benchmark(seed)`` returns ``(corpus, queries)`` in docs/format.md shape. With
 ``similarity=True`` each query also carries ``candidates`` and a ``similarity`` list
 (a noisy simulated score: high for the topic's documents, low for the rest).
 """

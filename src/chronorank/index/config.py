@@ -150,8 +150,13 @@ class IndexConfig:
         known = set(_temporal_fields())
         unknown = sorted(set(self.temporal) - known)
         if unknown:
+            import difflib
+
+            names = known | {f.name for f in dataclasses.fields(self)}
+            close = difflib.get_close_matches(unknown[0], sorted(names), n=1, cutoff=0.75)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise InvalidInput(
-                f"unknown temporal setting(s) {unknown}; known: {sorted(known)}."
+                f"unknown temporal setting(s) {unknown}.{hint} Known: {sorted(known)}."
             )
         self.temporal_config()  # validate now, not at the first search
 

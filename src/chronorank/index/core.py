@@ -340,7 +340,7 @@ class TemporalIndex:
         sim = _fuse(signals, cfg)
         tcfg = cfg.temporal_config()
         raw_sim = sim
-        from chronorank.temporal import apply_temporal, excludes_future
+        from chronorank.temporal import apply_temporal, excludes_future, intent_strength
 
         if (
             cfg.burst_ratio is not None and intent.mode == "timeless" and not intent.spans
@@ -350,7 +350,7 @@ class TemporalIndex:
         if (
             cfg.topical_margin is not None
             and intent.mode in ("recent", "as_of", "range")
-            and intent.time_sensitivity > 0
+            and intent_strength(intent) > 0
             and tcfg.strength > 0
         ):
             sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)

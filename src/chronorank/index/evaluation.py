@@ -1,4 +1,4 @@
-"""Run a FORMAT.md benchmark through a :class:`TemporalIndex` (the engine of ``chronorank eval``).
+"""Run a docs/format.md benchmark through a :class:`TemporalIndex` (the engine of ``chronorank eval``).
 
 Only each document's ``id``, ``text``, dates and validity fields are indexed (metadata is
 dropped, so nothing like a project name can leak into ranking), and only each query's
@@ -37,12 +37,12 @@ def evaluate_index(
     depth: int = 100,
     metrics: Sequence[str] = OUTPUT_METRICS,
 ) -> dict[str, Any]:
-    """FORMAT.md evaluation output: ``{"overall", "by_kind", "config"}`` (+ ``per_query``)."""
+    """docs/format.md evaluation output: ``{"overall", "by_kind", "config"}`` (+ ``per_query``)."""
     from chronorank.eval.metrics import evaluate, group_means
     from chronorank.timeparse import to_epoch
 
     if not queries:
-        raise InvalidInput("the query file holds no queries; add at least one FORMAT.md query line.")
+        raise InvalidInput("the query file holds no queries; add at least one docs/format.md query line.")
     run: dict[str, list[str]] = {}
     qrels: dict[str, dict[str, int]] = {}
     refs: dict[str, float] = {}

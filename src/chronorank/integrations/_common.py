@@ -186,7 +186,9 @@ def plan_lanes(intent: Intent, now: float, lane_days: Sequence[float]) -> list[L
     - ``range``: the target interval;
     - ``specific`` / ``timeless`` (or zero sensitivity): none; similarity alone decides.
     """
-    if intent.time_sensitivity <= 0.0:
+    from chronorank.temporal import intent_strength
+
+    if intent_strength(intent) <= 0.0:
         return []
     if intent.mode == "recent":
         return [Lane(now - d * DAY, math.inf) for d in lane_days]

@@ -1,8 +1,9 @@
 """Query temporal intent: what time a query is about and how much its answer depends on it.
 
 ``parse(query, now=None, lang=None) -> Intent`` runs the rules engine over the language
-data in ``intent/lang/*.json``. Gates score time sensitivity: :class:`LexicalGate`
-(the default, deterministic), :class:`LearnedGate` (logistic regression, see
+data in ``intent/lang/*.json``; its time sensitivity comes from a small shipped model
+(:mod:`chronorank.intent.sensitivity`). Gates score time sensitivity: :class:`LexicalGate`
+(the default, deterministic: the parser's sensitivity), :class:`LearnedGate` (logistic regression, see
 :func:`fit_gate`) and :class:`LLMGate` (any text-completion function, with fallback).
 """
 

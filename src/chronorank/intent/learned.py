@@ -24,6 +24,7 @@ import numpy as np
 from chronorank.errors import InvalidInput
 from chronorank.intent.lang import get_language
 from chronorank.intent.rules import parse, with_sensitivity
+from chronorank.intent.sensitivity import adam_logistic
 from chronorank.types import MODES, Intent
 
 FORMAT = "chronorank.learned_gate/1"
@@ -223,23 +224,10 @@ def fit_gate(
         raise InvalidInput(f"need l2 >= 0, epochs >= 1, learning_rate > 0; got {l2}, {epochs}, {learning_rate}")
     X = _features(queries, embedder)
     n, d = X.shape
-    w = np.zeros(d)
-    b = 0.0
-    m_w, v_w = np.zeros(d), np.zeros(d)
-    m_b = v_b = 0.0
-    b1, b2, eps = 0.9, 0.999, 1e-8
-    for t in range(1, epochs + 1):
-        z = X @ w + b
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
-        g = p - y
-        gw = X.T @ g / n + l2 * w
-        gb = float(g.mean())
-        m_w = b1 * m_w + (1 - b1) * gw
-        v_w = b2 * v_w + (1 - b2) * gw * gw
-        m_b = b1 * m_b + (1 - b1) * gb
-        v_b = b2 * v_b + (1 - b2) * gb * gb
-        w -= learning_rate * (m_w / (1 - b1**t)) / (np.sqrt(v_w / (1 - b2**t)) + eps)
-        b -= learning_rate * (m_b / (1 - b1**t)) / (math.sqrt(v_b / (1 - b2**t)) + eps)
+    w, b = adam_logistic(
+        lambda w: X @ w, lambda g: X.T @ g, y, np.full(n, 1.0 / n), d,
+        l2=l2, epochs=epochs, learning_rate=learning_rate,
+    )
     emb_dim = d - HASH_DIM - N_DENSE
     return LearnedGate(
         weights=w, bias=b, embedding_dim=emb_dim, embedder=embedder if emb_dim else None,

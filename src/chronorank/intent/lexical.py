@@ -1,4 +1,11 @@
-"""The default gate: the rules engine's time sensitivity, deterministic and dependency-free."""
+"""The default gate: the rules engine's intent with its shipped time-sensitivity model.
+
+Deterministic, numpy-only and offline. It is what ``TemporalReranker()`` and
+``TemporalIndex()`` use (through :func:`chronorank.intent.parse`): on gate-dev's dev split
+(real search questions) its AUC is 0.957 against 0.944 for :class:`LearnedGate`'s shipped
+weights, and it is the better of the two on the project's own sets too
+(``benchmarks/results/intent_eval.json``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ from chronorank.types import Intent
 
 @dataclass(frozen=True)
 class LexicalGate:
-    """Gate ``query -> float`` in [0, 1] from cue words and temporal expressions.
+    """Gate ``query -> float`` in [0, 1]: how much the answer depends on when it is asked.
 
     ``lang`` pins the language (None detects it per query); ``now`` is the default
     reference time for :meth:`intent` (None = the wall clock).

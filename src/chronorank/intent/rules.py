@@ -19,6 +19,7 @@ from typing import Any
 from chronorank.errors import InvalidInput
 from chronorank.intent import _calendar as cal
 from chronorank.intent.lang import Language, detect_language, get_language
+from chronorank.intent.sensitivity import default_model, feature_names
 from chronorank.types import Intent, Interval, Span
 
 MAX_ANALYSED_CHARS = 2048
@@ -341,24 +342,6 @@ def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
     return any(c in lang.lexicon and lang.lexicon[c].search(text) is not None for c in classes)
 
 
-def lexical_sensitivity(lang: Language, text: str) -> tuple[float, str]:
-    """Sensitivity and mode for a query with no temporal expression, from cue classes."""
-    lx = lang.lexicon
-    hit = {k: bool(p.search(text)) for k, p in lx.items()}
-    z = -0.25
-    if hit.get("implicit_now"):
-        z += 1.5
-    if hit.get("timeless"):
-        z -= 1.3
-    if hit.get("historical"):
-        z -= 1.8
-    if hit.get("howto"):
-        z -= 0.4
-    s = 1.0 / (1.0 + math.exp(-z))
-    s = min(0.8, max(0.08, s))
-    return s, ("recent" if s >= 0.5 else "timeless")
-
-
 # --------------------------------------------------------------------------- parse
 
 def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
@@ -374,12 +357,23 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     return _parse(query, now_s, language)
 
 
-def _parse(query: str, now: float, lang: Language) -> Intent:
+def sensitivity_features(query: str, now: Any = None, lang: str | None = None) -> list[str]:
+    """The features the time-sensitivity model scores for ``query`` (to fit it on your own)."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
+    out: list[str] = []
+    code = detect_language(query) if lang is None else lang
+    _parse(query, cal.resolve_now(now), get_language(code), features_out=out)
+    return out
+
+
+def _parse(query: str, now: float, lang: Language, features_out: list[str] | None = None) -> Intent:
     text = query[:MAX_ANALYSED_CHARS]
     if len(query) > MAX_ANALYSED_CHARS and query[MAX_ANALYSED_CHARS].isalnum():
         # never analyse half a word: "20244" cut to "2024" would read as a year
         text = re.sub(r"[^\W_]+\Z", "", text)
     hits: list[_Hit] = []
+    name_spans: list[tuple[int, int]] = []  # cue words read as proper names ("the Current bank")
     if text and (lang.trigger is None or lang.trigger.search(text)):
         titleish: bool | None = None
         for idx, m in _matches(lang, text):
@@ -396,6 +390,7 @@ def _parse(query: str, now: float, lang: Language) -> Intent:
                     caps = sum(1 for w in words if w[:1].isupper())
                     titleish = len(words) >= 3 and caps / len(words) >= 0.6
                 if _looks_like_name(text, hit.start, hit.end, titleish):
+                    name_spans.append((hit.start, hit.end))
                     continue
             hits.append(hit)
 
@@ -421,7 +416,18 @@ def _parse(query: str, now: float, lang: Language) -> Intent:
     elif by["specific"] and not _has_cue(lang, text, ("historical",)):
         mode, sens = "specific", S_SPECIFIC
     else:
-        sens, mode = lexical_sensitivity(lang, text)
+        sens, mode = 0.0, "timeless"  # the model below decides
+    # how much the answer depends on when it is asked: the shipped model over the words and
+    # what was found above (see intent/sensitivity.py); a stated target keeps its effect
+    # whatever this says (temporal.intent_strength). Where only words decided the mode
+    # (no expression, or a weak "old"/"name 2" reading), it follows the model too.
+    weak = not (by["as_of"] or by["range"] or strong_specific or by["recent"])
+    features = feature_names(text, lang, [h.kind for h in hits if h.cls != "ignore"], name_spans)
+    if features_out is not None:
+        features_out.extend(features)
+    sens = default_model().score(features)
+    if weak:
+        mode = "recent" if sens >= 0.5 else ("specific" if mode == "specific" else "timeless")
     topical = topical_query(query, [h for h in hits if h.cls in _OPERATOR_CLASSES], lang)
     return Intent(
         query=query,

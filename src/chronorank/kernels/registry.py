@@ -72,7 +72,8 @@ def _resolve(name: str) -> tuple[str, Callable[..., Kernel]]:
     key = ALIASES.get(key, key)
     factory = KERNELS.get(key)
     if factory is None:
-        close = difflib.get_close_matches(key, kernel_names(), n=1)
+        # cutoff 0.75: a typo ('exponentail') still matches, an unrelated word ('nonsense' ~ 'none') does not
+        close = difflib.get_close_matches(key, kernel_names(), n=1, cutoff=0.75)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidInput(
             f"unknown kernel {name!r}.{hint} Known kernels: {', '.join(sorted(KERNELS))} "

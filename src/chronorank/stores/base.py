@@ -579,11 +579,13 @@ def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float) 
 
 def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     """Resolve intent + configuration into filters and the compiled weight expression."""
+    from chronorank.temporal import intent_strength
+
     tcfg = cfg.index.temporal_config()
     client = cfg.fallback == "client"
     mode = intent.mode
     target = intent.target
-    strength = 0.0 if mode in ("specific", "timeless") else tcfg.strength * intent.time_sensitivity
+    strength = tcfg.strength * intent_strength(intent)
     if not client:
         if tcfg.relative_recency is not None and mode in ("recent", "as_of"):
             raise InvalidInput(

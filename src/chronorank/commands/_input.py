@@ -1,0 +1,272 @@
+"""Input checks shared by the commands that read corpora and candidates (docs/format.md).
+
+Every problem becomes one :class:`~chronorank.errors.InvalidInput` line naming the file, the
+line, the field, the value and a fix in the command line's own words (``--bad-dates missing``,
+never a Python keyword). Lenient policies report how many records they touched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronorank.errors import InvalidInput
+from chronorank.eval.datasets import decode_text as decode
+from chronorank.eval.datasets import parse_jsonl
+
+FORMAT_DOC = "docs/format.md"
+TEXT_LIMIT = 8 * 1024 * 1024  # characters; a longer text is refused (split the document)
+TEXT_WARN = 1024 * 1024  # characters; a longer text is indexed with a warning (embedding is slow)
+_TIME_FIELDS = ("date", "updated", "valid_from", "valid_to")
+
+
+class NothingToDo(InvalidInput):
+    """The input holds no records: the command stops with exit code 3 (docs/format.md)."""
+
+    exit_code = 3
+
+
+def add_date_options(p: Any, undated: str) -> None:
+    """``--bad-dates`` and ``--dayfirst``, the same for every command that reads dates."""
+    p.add_argument("--bad-dates", default="raise", choices=("raise", "missing"),
+                   help=f"unreadable dates: raise (default) stops with the line, or missing {undated} "
+                        "and prints how many")
+    p.add_argument("--dayfirst", action="store_true",
+                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March)")
+
+
+def warn(command: str, message: str) -> None:
+    print(f"chronorank {command}: warning: {message}", file=sys.stderr)
+
+
+def read_text(path: str | Path, flag: str) -> str:
+    """The whole file as text: UTF-8 with or without a byte-order mark, never a binary file."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidInput(
+            f"{flag} {str(p)!r} is a directory; give a JSON Lines file inside it (e.g. {str(p / 'corpus.jsonl')!r})"
+        )
+    if not p.exists():
+        raise InvalidInput(f"{flag} {str(p)!r} does not exist; give a JSON Lines file ({FORMAT_DOC})")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{flag} {str(p)!r} cannot be read ({exc.strerror}); check the path and its permissions") from None
+    return decode(data, f"{flag} {str(p)!r}")
+
+
+def check_dates(
+    rows: Sequence[tuple[int, dict[str, Any]]],
+    where: str,
+    *,
+    fields: Iterable[str] = _TIME_FIELDS,
+    bad_dates: str = "raise",
+    dayfirst: bool = False,
+    id_field: str = "id",
+) -> int:
+    """Check the time fields of every row in place; returns how many values became undated.
+
+    One rule for every command: a value that does not parse is an error naming the line, the
+    field and the value, unless ``--bad-dates missing``, which sets it to null. With
+    ``dayfirst``, slash dates are read day-first and rewritten as ISO dates, so the library
+    downstream reads them the same way. ``valid_to`` before ``date``/``valid_from`` is an error.
+    """
+    from chronorank.timeparse import parse_times
+
+    cleared = 0
+    parsed: dict[str, np.ndarray] = {}
+    for name in fields:
+        values = [r.get(name) for _, r in rows]
+        present = np.array([not _blank(v) for v in values], dtype=bool)
+        if not present.any():
+            continue
+        clean = [v if ok else None for v, ok in zip(values, present)]
+        epochs = _parse(parse_times, clean)
+        if dayfirst:
+            first = _parse(parse_times, clean, dayfirst=True)
+            changed = np.flatnonzero(present & ~np.isnan(first) & ~(first == epochs))
+            for i in changed.tolist():
+                rows[i][1][name] = _iso(float(first[i]))
+            epochs = np.where(present & ~np.isnan(first), first, epochs)
+        bad = np.flatnonzero(present & np.isnan(epochs))
+        if bad.size and bad_dates != "missing":
+            lineno, row = rows[int(bad[0])]
+            more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+            raise InvalidInput(
+                f"{where} line {lineno} ({id_field} {row.get(id_field)!r}): {name} {_short(row.get(name))} is not a "
+                f"date{more}; write it like 2024-09-02 ({FORMAT_DOC}), remove it, or pass --bad-dates missing "
+                f"to treat it as undated"
+            )
+        for i in bad:
+            rows[int(i)][1][name] = None
+        cleared += int(bad.size)
+        parsed[name] = np.where(present, epochs, np.nan)
+    end = parsed.get("valid_to")
+    if end is not None:
+        for start_name in ("valid_from", "date"):
+            start = parsed.get(start_name)
+            if start is None:
+                continue
+            wrong = np.flatnonzero(end < start)  # NaN compares False: open ends are fine
+            if wrong.size:
+                lineno, row = rows[int(wrong[0])]
+                more = f" (and {wrong.size - 1} more)" if wrong.size > 1 else ""
+                raise InvalidInput(
+                    f"{where} line {lineno} ({id_field} {row.get(id_field)!r}): valid_to {_short(row.get('valid_to'))} "
+                    f"is before {start_name} {_short(row.get(start_name))}{more}; valid_to is when the document "
+                    f"stops being true -- swap or fix the two dates, or set valid_to to null"
+                )
+    return cleared
+
+
+def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command: str) -> None:
+    """Refuse a text over :data:`TEXT_LIMIT` characters; warn once about texts over :data:`TEXT_WARN`."""
+    sizes = np.array([len(t) if isinstance(t := r.get("text"), str) else 0 for _, r in rows], dtype=np.int64)
+    if not sizes.size:
+        return
+    top = int(np.argmax(sizes))
+    if sizes[top] > TEXT_LIMIT:
+        lineno, row = rows[top]
+        raise InvalidInput(
+            f"{where} line {lineno} (id {row.get('id')!r}): text has {sizes[top]:,} characters, over the "
+            f"limit of {TEXT_LIMIT:,}; split the document into sections of a few thousand characters each"
+        )
+    big = int((sizes > TEXT_WARN).sum())
+    if big:
+        lineno, row = rows[top]
+        warn(command, f"{big} text(s) over {TEXT_WARN:,} characters (the longest: {where} line {lineno}, "
+                      f"{sizes[top]:,}); embedding them is slow -- split long documents into sections")
+
+
+def read_corpus(
+    path: str | Path, command: str, flag: str = "corpus", *, bad_dates: str = "raise", dayfirst: bool = False
+) -> list[dict[str, Any]]:
+    """A docs/format.md corpus, checked and normalised; exit code 3 when it holds no documents."""
+    from chronorank.eval.datasets import normalize_document
+
+    where = str(path)
+    rows = parse_jsonl(read_text(path, flag), where, "document")
+    if not rows:
+        raise NothingToDo(f"{flag} {where!r} holds no documents; nothing to do (add JSON lines, see {FORMAT_DOC})")
+    seen: dict[str, int] = {}
+    for lineno, obj in rows:
+        doc_id = obj.get("id")
+        if isinstance(doc_id, (str, int)) and not isinstance(doc_id, bool) and str(doc_id) in seen:
+            raise InvalidInput(
+                f"{where} line {lineno}: id {str(doc_id)!r} is already used on line {seen[str(doc_id)]}; "
+                "ids must be unique -- rename one, or keep only the version you want"
+            )
+        if doc_id is not None:
+            seen[str(doc_id)] = lineno
+    check_texts(rows, where, command)
+    cleared = check_dates(rows, where, bad_dates=bad_dates, dayfirst=dayfirst)
+    if cleared:
+        warn(command, f"{cleared} date(s) unreadable in {where}, indexed as undated (--bad-dates missing)")
+    docs = []
+    for lineno, obj in rows:
+        docs.append(normalize_document(obj, where=f"{where} line {lineno}"))
+    return docs
+
+
+def _parse(parse_times: Any, values: list[Any], dayfirst: bool | None = None) -> np.ndarray:
+    try:
+        return np.asarray(parse_times(values, dayfirst=dayfirst), dtype=np.float64)
+    except (InvalidInput, TypeError, ValueError):  # an unsupported type: parse one by one
+        from chronorank.timeparse import to_epoch
+
+        out = np.full(len(values), np.nan)
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            try:
+                out[i] = float(to_epoch(v, dayfirst=dayfirst))
+            except (InvalidInput, TypeError, ValueError, OverflowError):
+                out[i] = np.nan
+        return out
+
+
+def _iso(epoch: float) -> str:
+    from chronorank.types import epoch_to_datetime
+
+    dt = epoch_to_datetime(epoch)
+    return "" if dt is None else dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or (
+        isinstance(value, float) and math.isnan(value)
+    )
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, float) or math.isfinite(value) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def read_queries(path: str | Path, flag: str = "--queries", ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """A docs/format.md query file, checked and normalised; exit code 3 when it holds no queries.
+    With ``ids`` (the corpus's), every judged or listed document must be one of them."""
+    from chronorank.eval.datasets import normalize_query
+
+    where = str(path)
+    rows = parse_jsonl(read_text(path, flag), where, "query")
+    if not rows:
+        raise NothingToDo(f"{flag} {where!r} holds no queries; nothing to evaluate (see {FORMAT_DOC})")
+    seen: dict[str, int] = {}
+    out = []
+    for lineno, obj in rows:
+        q = normalize_query(obj, where=f"{where} line {lineno}")
+        if q["qid"] in seen:
+            raise InvalidInput(f"{where} line {lineno}: qid {q['qid']!r} is already used on line "
+                               f"{seen[q['qid']]}; qids must be unique")
+        seen[q["qid"]] = lineno
+        if ids is not None:
+            unknown = [d for d in [*q["relevance"], *(q.get("candidates") or [])] if d not in ids]
+            if unknown:
+                raise InvalidInput(
+                    f"{where} line {lineno} (qid {q['qid']!r}): names document id {unknown[0]!r}"
+                    f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}, which the corpus does "
+                    "not hold; fix the id, or add the document to the corpus"
+                )
+        out.append(q)
+    check_dates([(n, {"qid": q["qid"], "reference_date": q["reference_date"]}) for n, q in zip(seen.values(), out)],
+                where, fields=("reference_date",), id_field="qid")
+    return out
+
+
+def check_suite_dir(name: str, command: str) -> None:
+    """A ``--suite DIR`` / ``--data DIR``: both files present and well-formed, before any work."""
+    p = Path(name)
+    if not (p.is_dir() or "/" in name or name.endswith(".jsonl")):
+        return  # a built-in suite name
+    if not p.is_dir():
+        raise InvalidInput(f"{name!r} is not a directory; give a directory holding corpus.jsonl and "
+                           f"queries.jsonl ({FORMAT_DOC}), e.g. examples/releases")
+    docs = read_corpus(p / "corpus.jsonl", command, flag="corpus")
+    read_queries(p / "queries.jsonl", flag="queries", ids={d["id"] for d in docs})
+
+
+def parse_now(text: str | None, flag: str = "--now") -> float | None:
+    """``--now``: None (the wall clock), Unix seconds, or any date the parser reads."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    from chronorank.timeparse import to_epoch
+
+    try:
+        value = float(to_epoch(text, strict=True))
+    except (InvalidInput, TypeError, ValueError, OverflowError):
+        value = math.nan
+    if math.isnan(value):
+        raise InvalidInput(f"{flag} {text!r} is not a time; give a date like 2026-08-01, a time like "
+                           f"2026-08-01T12:00:00Z or Unix seconds, or leave {flag} out for the wall clock")
+    return value
