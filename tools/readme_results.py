@@ -499,7 +499,10 @@ def cross_domain(results: Path) -> str | None:
     note = (
         f"One default for every domain ({data.get('embedder')} + BM25); each ablation changes one "
         "setting for all domains; similarity only = `strength=0`; tdw-rag best = the peer's "
-        "368-setting grid fitted on each domain separately over the index's top 200. "
+        "368-setting grid fitted on each domain separately over the index's top 200 at each reference "
+        "time (documents written later left out, as in every row but `future='clamp'`). "
+        "An embedder row with dashes was not run on those domains (the 4-bit e5 engine embeds "
+        "about ten times slower than MiniLM on 2 cores). "
         f"Gate AUC: {(data.get('gate') or {}).get('source', DASH)}."
     )
     if peer:
