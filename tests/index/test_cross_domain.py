@@ -38,12 +38,12 @@ def embedder(bench):
     return bench.CachedEmbedder(get_embedder("default"))
 
 
-def _scores(bench, embedder, name):
+def _scores(bench, embedder, name, **overrides):
     domains = bench.load_domains([name], quick=4)
     if name not in domains:
         pytest.skip(f"{name}: ../shared/data is not beside the repository")
     bench.build(domains, embedder)
-    return bench.score_row(domains)
+    return bench.score_row(domains, **overrides)
 
 
 def test_release_corpus(bench, embedder):
@@ -60,12 +60,12 @@ def test_changelogs_original_reworded_russian(bench, embedder):
 
 def test_news_questions(bench, embedder):
     s = _scores(bench, embedder, "news")["news/news"]
-    assert s["fresh_only"] >= FRESH_FLOOR and s["fresh_vs_stale"] >= STALE_FLOOR, s
+    assert s["fresh_only"] >= 0.66 and s["fresh_vs_stale"] >= 0.69, s
+    # articles written after the question, given full freshness, cost the default
+    clamped = _scores(bench, embedder, "news", future="clamp")["news/news"]
+    assert s["fresh_only"] > clamped["fresh_only"] and s["fresh_vs_stale"] > clamped["fresh_vs_stale"], (s, clamped)
 
 
 def test_synthetic_suite(bench, embedder):
     s = _scores(bench, embedder, "synthetic")
-    assert s["synthetic/synthetic"]["all"] >= 0.80, s
-
-
-FRESH_FLOOR, STALE_FLOOR = 0.70, 0.60
+    assert s["synthetic/synthetic"]["all"] >= 0.74, s
