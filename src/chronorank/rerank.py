@@ -35,7 +35,8 @@ class TemporalReranker:
     ``intent(query, now) -> Intent``) supplies it.
 
     Policies: ``missing_date`` (neutral | keep | penalise | drop | raise), ``future``
-    (clamp | not_yet_valid | symmetric), ``max_age_days`` (an optional hard date-range filter,
+    (auto | clamp | not_yet_valid | symmetric | exclude; ``auto`` excludes documents dated
+    after a reference time in the past, see :mod:`chronorank.temporal`), ``max_age_days`` (an optional hard date-range filter,
     switched off per pipeline with ``use_temporal_filter=False``), ``bad_score`` for
     NaN/inf/non-numeric similarity
     (raise | drop | zero), ``duplicates`` for repeated ids (raise | keep).
@@ -50,7 +51,7 @@ class TemporalReranker:
         strength: float = 1.0,
         combine: str = "gated_multiply",
         missing_date: str = "neutral",
-        future: str = "clamp",
+        future: str = "auto",
         gate: GateLike = True,
         date_field: str = "date",
         score_field: str = "score",

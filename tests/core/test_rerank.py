@@ -95,9 +95,11 @@ def test_now_is_pinned_not_the_wall_clock():
     a = r.rerank("q", PRICING, now="2024-01-01")
     b = r.rerank("q", PRICING, now="2024-01-01")
     assert [h.score for h in a] == [h.score for h in b]
-    # in 2024 the 2026 page does not exist yet: clamped to age 0 by default
-    h = next(h for h in a if h.id == "p2026")
-    assert h.decay == 1.0
+    # in 2024 the 2026 page does not exist yet: left out by default (future='auto'), and
+    # clamped to age 0 under future='clamp'
+    assert "p2026" not in a.ranked_ids
+    c = TemporalReranker(gate=False, future="clamp").rerank("q", PRICING, now="2024-01-01")
+    assert next(h for h in c if h.id == "p2026").decay == 1.0
 
 
 def test_future_policies():

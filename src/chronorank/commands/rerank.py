@@ -32,8 +32,9 @@ def add_parser(sub: Any) -> None:
     add_date_options(p, "treats the candidate as undated")
     p.add_argument("--bad-score", default="raise", choices=("raise", "drop", "zero"),
                    help="a missing or non-numeric score: raise (default), drop the candidate, or score it 0")
-    p.add_argument("--future", default="clamp",
-                   help="dates after --now: clamp | not_yet_valid | symmetric (default clamp)")
+    p.add_argument("--future", default="auto",
+                   help="dates after --now: auto (left out when --now is in the past) | clamp | "
+                   "not_yet_valid | symmetric | exclude (default auto)")
     p.add_argument("--gate", default="intent",
                    help="'intent' (parse the query), 'off' (full strength) or a number in [0, 1] (default intent)")
     p.add_argument("--relative-recency", type=float, default=None, metavar="RATIO",

@@ -276,7 +276,9 @@ def _query_vector(index: TemporalIndex, topical: str, vector: Any) -> np.ndarray
         raise InvalidInput(
             "the ANN path needs a query vector: this index has no embedder; pass vector=... ."
         )
-    q = np.asarray(index.embedder.embed([topical])[0], dtype=np.float32)
+    from chronorank.index.embedders import embed_queries
+
+    q = np.asarray(embed_queries(index.embedder, [topical])[0], dtype=np.float32)
     return q / max(float(np.linalg.norm(q)), 1e-12)
 
 

@@ -35,6 +35,14 @@ against 0.05, changelog latest 0.954 -> 0.977, reworded 0.932 -> 0.959, as_of 0.
 reworded as_of 0.967 -> 0.964; 0 lets time alone order the cluster and loses as_of_date).
 ``specific`` and ``timeless`` queries (e.g. an exact version) keep the raw similarity.
 
+Query shape (``short_query_terms = n``, 6): the lead field, ``idf_power`` and the topical
+margin are name-lookup mechanisms; they apply in full to queries of up to n distinct known
+terms and fade linearly to off at 2n (see ``core._shaped`` for the measurement).
+
+Temporal burst (``burst_ratio = r``, 0.5): a query the intent parser calls ``timeless`` with
+no time expression is treated as ``recent`` when its 10 best matches are much newer (median
+age under r x) than the collection (``core._is_burst``).
+
 BM25 query terms are weighted by ``idf ** idf_power`` on top of BM25's own idf. The
 default 3 lets a query's rare subject ("marshmallow") outweigh words common in the corpus
 ("release", "changed") that it shares with fresher, unrelated documents: on the changelog
@@ -95,6 +103,8 @@ class IndexConfig:
     lead_tokens: int = 12
     topical_margin: float | None = 0.5
     tie_break: float = 0.02
+    short_query_terms: int | None = 6
+    burst_ratio: float | None = 0.5
     time_field: str = "auto"
     temporal: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_TEMPORAL))
 
@@ -125,6 +135,16 @@ class IndexConfig:
             )
         if not (isinstance(self.tie_break, (int, float)) and 0 <= self.tie_break <= 1):
             raise InvalidInput(f"tie_break={self.tie_break!r}; expected a number in [0, 1] such as 0.02.")
+        if self.short_query_terms is not None and not (
+            isinstance(self.short_query_terms, int) and self.short_query_terms >= 1
+        ):
+            raise InvalidInput(
+                f"short_query_terms={self.short_query_terms!r}; expected an integer >= 1 such as 6, or none."
+            )
+        if self.burst_ratio is not None and not (
+            isinstance(self.burst_ratio, (int, float)) and 0 < self.burst_ratio < 1
+        ):
+            raise InvalidInput(f"burst_ratio={self.burst_ratio!r}; expected a number in (0, 1) such as 0.5, or none.")
         if self.time_field not in TIME_FIELDS:
             raise InvalidInput(f"time_field={self.time_field!r}; use one of {list(TIME_FIELDS)}.")
         known = set(_temporal_fields())
@@ -189,6 +209,8 @@ class IndexConfig:
             "idf_power": self.idf_power,
             "topical_margin": self.topical_margin,
             "tie_break": self.tie_break,
+            "short_query_terms": self.short_query_terms,
+            "burst_ratio": self.burst_ratio,
             "time_field": self.time_field,
         }
         for f in dataclasses.fields(cfg):

@@ -676,7 +676,10 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             cx.mul(cx.one_minus(expired), _kernel(kernel, age_of(start), client)),
             cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
         )
-        if mode == "as_of" or tcfg.future == "not_yet_valid":
+        from chronorank.temporal import excludes_future
+
+        if mode == "as_of" or tcfg.future == "not_yet_valid" or excludes_future(tcfg.future, now):
+            # future='auto' at a past reference time: what was written later did not exist yet
             exclude_future = True
             # an as-of target is half-open: a document starting at its end is not yet valid
             dated = cx.mul(cx.one_minus(cx.Cond("start", "ge" if half_open else "gt", ref)), dated)
