@@ -345,3 +345,20 @@ def test_api_login_example_validity_chain():
     assert queries["login-now"]["relevance"]["auth-v2"] == 3
     assert queries["login-v1"]["relevance"]["auth-v1"] == 3
     assert queries["login-asof-2025"]["relevance"]["auth-v1"] == 3
+
+
+def test_time_semantics_fixture():
+    """The issue-16 fixture: >= 30 versioned documents over 5 topics, >= 60 questions."""
+    folder = DATA / "time_semantics"
+    corpus = {d["id"]: d for d in _jsonl(folder / "corpus.jsonl")}
+    queries = _jsonl(folder / "queries.jsonl")
+    assert len(corpus) >= 30 and len(queries) >= 60
+    assert {d["metadata"]["topic"] for d in corpus.values()} == {"policy", "pricing", "sla", "api", "product"}
+    assert sum(1 for d in corpus.values() if d.get("date") is None) == 1
+    assert any(d.get("valid_to") for d in corpus.values())
+    assert len({q["qid"] for q in queries}) == len(queries)
+    for q in queries:
+        assert set(q["relevance"]) <= set(corpus), q["qid"]
+        assert list(q["relevance"].values()).count(3) == 1, q["qid"]
+    kinds = {q["kind"] for q in queries}
+    assert {"period", "as_of", "before", "after", "current", "timeless", "distractor"} <= kinds
