@@ -95,6 +95,7 @@ class IndexConfig:
     lead_tokens: int = 12
     topical_margin: float | None = 0.5
     tie_break: float = 0.02
+    topic_floor: float | None = 0.75
     time_field: str = "auto"
     temporal: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_TEMPORAL))
 
@@ -123,6 +124,10 @@ class IndexConfig:
             raise InvalidInput(
                 f"topical_margin={self.topical_margin!r}; expected a number in (0, 1] such as 0.6, or none."
             )
+        if self.topic_floor is not None and not (
+            isinstance(self.topic_floor, (int, float)) and 0 < self.topic_floor <= 1
+        ):
+            raise InvalidInput(f"topic_floor={self.topic_floor!r}; expected a number in (0, 1] such as 0.4, or none.")
         if not (isinstance(self.tie_break, (int, float)) and 0 <= self.tie_break <= 1):
             raise InvalidInput(f"tie_break={self.tie_break!r}; expected a number in [0, 1] such as 0.02.")
         if self.time_field not in TIME_FIELDS:
@@ -184,6 +189,7 @@ class IndexConfig:
             "idf_power": self.idf_power,
             "topical_margin": self.topical_margin,
             "tie_break": self.tie_break,
+            "topic_floor": self.topic_floor,
             "time_field": self.time_field,
         }
         for f in dataclasses.fields(cfg):
