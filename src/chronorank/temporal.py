@@ -13,8 +13,8 @@ How a query's intent is applied (T is the reference time):
   the period, in four bands that never overlap (:func:`_in_force_range`): in force at the
   period's end first, then in force during it but replaced before its end, then published
   after it, then replaced before it began; within a band the kernel orders by distance,
-  its half-life rescaled to ``range_scale`` x the range's length when the range is bounded.
-  (``range_slope`` is accepted for older specs; the bands replaced it.)
+  its half-life rescaled to ``range_scale`` x the range's length when the range is bounded;
+  ``range_slope`` orders the pages published inside the period newest first.
 - ``specific`` / ``timeless``: effective strength 0 -- no pressure towards recency.
 
 A document's start is ``valid_from`` when present, else its date. A document whose
@@ -153,7 +153,7 @@ class TemporalResult:
         """Why document i got its weight, in words (built on demand, never for every row)."""
         out: list[str] = []
         if self.undated[i]:
-            out.append("time factor from the missing-date policy")
+            out.append("undated: weight from the missing-date policy")
         if self.not_yet_valid[i]:
             out.append(
                 f"not yet valid at {format_epoch(self.reference_time)} "
@@ -486,15 +486,15 @@ def resolve_anchor(
 
 def topic_first(
     score: np.ndarray, similarity: np.ndarray, margin: float, keep: np.ndarray | None = None,
-    judge: np.ndarray | None = None, second: np.ndarray | None = None, second_floor: float | None = None,
+    judge: np.ndarray | None = None, others: Sequence[tuple[np.ndarray, float | None]] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Time reorders documents about the question; it never lifts one that is not.
 
     A candidate is *on topic* when its similarity is at least ``margin`` x the best
     candidate's (the index's ``topical_margin``, the same cut inside which time decides), or
-    when a ``second`` signal (the index's dense cosine) is at least ``second_floor`` x the
-    best one's: a fresh page worded differently from the stale one it replaced keeps its
-    meaning even when it loses the keywords.
+    when one of the ``others`` ``(signal, floor)`` pairs (the index's dense cosine and lead)
+    has the signal at least floor x its best: a fresh page worded differently from the stale
+    one it replaced keeps its meaning (dense) or its title (lead) when it loses the keywords.
     Off-topic scores are scaled down, keeping their order, until the best of them sits just
     below the lowest on-topic score. ``keep`` marks the candidates that count (not removed);
     ``judge`` the ones whose similarity may set "the best": for an as-of question a page that
@@ -508,11 +508,13 @@ def topic_first(
     if top <= 0:
         return score, np.ones(sim.shape[0], dtype=bool)
     on = (sim >= margin * top) & live
-    if second is not None and second_floor is not None:
-        sec = np.asarray(second, dtype=np.float64)
+    for other, floor in others:
+        if floor is None:
+            continue
+        sec = np.asarray(other, dtype=np.float64)
         best2 = float(sec[ref].max()) if ref.any() else 0.0
         if best2 > 0:
-            on |= (sec >= second_floor * best2) & live
+            on |= (sec >= floor * best2) & live
     off = ~on & live
     if not off.any() or not (on & live).any():
         return score, on
@@ -535,6 +537,9 @@ BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED = 0, 1, 2, 3  # names:
 #: so at equal (flattened) similarity every document in force at the period's end ranks above
 #: one replaced inside it, which ranks above one published after it, above one already replaced.
 BAND_WEIGHTS = ((0.55, 0.45), (0.4, 0.15), (0.2, 0.2), (0.0, 0.2))
+#: Within the first band, pages carried in from before a bounded period stay below this and
+#: pages published inside it take [1 - range_slope, 1].
+BAND_AT_END_SPLIT = 0.8
 
 
 def _in_force_range(
@@ -547,15 +552,18 @@ def _in_force_range(
     compared with the period:
 
     - in force at the period's end (``start < ref`` and no end before ``ref``): the age from
-      the newest document that started before ``ref`` (with ``relative_recency``, the newest
-      about-as-similar one) -- without version chains a newer page on the same subject is
+      the period's end, or with ``relative_recency`` from the newest about-as-similar page
+      that started before it -- without version chains a newer page on the same subject is
       what replaced it;
     - in force during it but replaced before its end: age = how long before the end;
     - published after the period: age = how long after;
     - replaced before the period began: age = how long before its start.
 
     Weight = base + width x kernel(age) of the band (``BAND_WEIGHTS``): the bands never
-    overlap. Undated candidates get band -1 (the missing-date policy decides).
+    overlap. For a bounded period the first band is split: pages published inside it weigh
+    1 - range_slope x (how far before the end they start, as a fraction of the period), pages
+    carried in from before it at most ``BAND_AT_END_SPLIT``. Undated candidates get band -1
+    (the missing-date policy decides).
     """
     n = start.shape[0]
     open_end = np.isnan(end)
@@ -568,18 +576,27 @@ def _in_force_range(
     band[at_end], band[inside], band[after], band[replaced] = (
         BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED)
     anchor: np.ndarray | float = ref
-    if n:
-        # the state at the period's end is the newest page before it: ages in this band count
-        # from the newest about-as-similar one (relative_recency), or from the newest of all
-        ratio = 0.0 if cfg.relative_recency is None else cfg.relative_recency
-        anchor = competitive_anchor(sim, np.where(before_ref, start, np.nan), ref, ratio)
+    if cfg.relative_recency is not None and n:
+        # without version chains a newer page on the same subject is what replaced an older
+        # one: ages in this band count from the newest about-as-similar page before the end
+        anchor = competitive_anchor(sim, np.where(before_ref, start, np.nan), ref, cfg.relative_recency)
     age = np.where(at_end, anchor - start, 0.0)
     age = np.where(inside, ref - end, age)
     age = np.where(after, start - ref, age)
     age = np.where(replaced, lo - end, age)
-    base = np.array([b for b, _ in BAND_WEIGHTS] + [0.0])
-    width = np.array([w for _, w in BAND_WEIGHTS] + [1.0])
-    return np.maximum(age, 0.0) / DAY, base[band], width[band], band
+    base = np.array([b for b, _ in BAND_WEIGHTS] + [0.0])[band]
+    width = np.array([w for _, w in BAND_WEIGHTS] + [1.0])[band]
+    if math.isfinite(lo):
+        # in force at the end *and* published inside the period: the top of the band, newest
+        # first by range_slope (what changed in 2025 = the 2025 releases, the last one first);
+        # a page carried in from before the period keeps the lower part of the band
+        new = at_end & (start >= lo)
+        frac = np.clip((ref - start) / (ref - lo), 0.0, 1.0) if ref > lo else np.ones(n)
+        top = 1.0 - cfg.range_slope * frac
+        split = BAND_AT_END_SPLIT
+        base = np.where(new, top, np.where(at_end, BAND_WEIGHTS[0][0], base))
+        width = np.where(new, 0.0, np.where(at_end, split - BAND_WEIGHTS[0][0], width))
+    return np.maximum(age, 0.0) / DAY, base, width, band
 
 
 EXACT_ANCHOR_MAX = 20_000

@@ -40,8 +40,8 @@ LEGEND: dict[str, str] = {
     "lead": "keyword score of the document's first sentence (its title, in effect)",
     "gate": "how much the answer depends on time, in [0, 1] (the intent parser's time sensitivity)",
     "effective strength": "gate x strength: how far time may move a document (0 = time off)",
-    "on topic": "similarity at least the topical margin x the best candidate's; time never lifts "
-                "a document that is not on topic over one that is",
+    "on topic": "passes the topic rule printed in the header (relative to the best candidate's "
+                "signals); time never lifts a document that is not on topic over one that is",
 }
 
 
@@ -590,7 +590,9 @@ class Ranking(Sequence[Hit]):
                 line += "  signals: " + " ".join(f"{k}={v:.4f}" for k, v in h.signals.items())
                 used.update(k for k in h.signals if k in LEGEND)
             if h.notes:
-                line += "  | " + "; ".join(h.notes)
+                # "undated" is said once, in the bracket: the note keeps only its reason
+                notes = [n.split(": ", 1)[1] if n.startswith("undated: ") else n for n in h.notes]
+                line += "  | " + "; ".join(notes)
             lines.append(line)
         lines.append("-" * 72)
         if m.get("topic_rule"):

@@ -317,13 +317,17 @@ def test_range_puts_the_newest_in_force_first_and_later_pages_below():
         {"id": "dec", "score": 0.80, "date": "2023-12-20"},
         {"id": "next-jan", "score": 0.90, "date": "2024-01-03"},  # just after the period
     ]
-    ranking = TemporalReranker(gate=FixedIntent("range", target)).rerank("q", docs, now=NOW)
-    # the state at the period's end is December's page; a page published after the period
-    # ranks below every page that was in force during it, however similar
+    flat = TemporalReranker(gate=FixedIntent("range", target)).rerank("q", docs, now=NOW)
+    # a page published after the period ranks below every page in force during it, however
+    # similar; without range_slope similarity orders the pages published inside the period
+    assert flat.ranked_ids == ["jan", "dec", "next-jan"]
+    ranking = TemporalReranker(gate=FixedIntent("range", target), range_slope=0.2).rerank("q", docs, now=NOW)
+    # with it the newest inside comes first (the state at the period's end)
     assert ranking.ranked_ids == ["dec", "jan", "next-jan"]
     by_id = {h.id: h for h in ranking}
-    assert by_id["dec"].decay == 1.0
-    assert 0.55 <= by_id["jan"].decay < 1.0 and 0.2 <= by_id["next-jan"].decay < 0.4
+    assert by_id["dec"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-12-20")) / (365 * DAY))
+    assert by_id["jan"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-01-10")) / (365 * DAY))
+    assert 0.2 <= by_id["next-jan"].decay < 0.4
 
 
 # the versions of one page: each in force until the next one (group key)

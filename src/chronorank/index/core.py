@@ -359,12 +359,16 @@ class TemporalIndex:
         )
         score = np.asarray(res.score, dtype=np.float64)
         on_topic = None
-        if cfg.topical_margin is not None and n:
+        if cfg.topical_margin is not None and n and "bm25" in signals:
+            # the topic cut needs the keyword signal: with cosine alone the releases of one
+            # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
+            # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
             from chronorank.temporal import topic_first
 
             score, on_topic = topic_first(
                 score, raw_sim, cfg.topical_margin, res.keep, ~res.not_yet_valid,
-                second=signals.get("dense"), second_floor=cfg.topic_floor,
+                others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
+                        if k in signals],
             )
         if not res.keep.all():
             score = np.where(res.keep, score, -np.inf)
@@ -403,7 +407,9 @@ class TemporalIndex:
                 "topical_query": topical,
                 "n_docs": n,
                 "anchor": anchor_line,
-                "topic_rule": _topic_rule(cfg.topical_margin, cfg.topic_floor if "dense" in signals else None),
+                "topic_rule": _topic_rule(cfg.topical_margin, [
+                    (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
+                    if k in signals and f is not None]) if "bm25" in signals else "",
                 "on_topic": None if on_topic is None else on_topic[top],
                 "band": None if res.band is None else res.band[top],
                 "expired": res.expired[top],
@@ -774,10 +780,10 @@ def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray
     return (1.0 - tie_break) * np.minimum(1.0, rel / margin) + tie_break * rel
 
 
-def _topic_rule(margin: float | None, dense_floor: float | None) -> str:
+def _topic_rule(margin: float | None, others: list[tuple[str, float]]) -> str:
     if margin is None:
         return ""
-    dense = "" if dense_floor is None else f", or dense >= {dense_floor:g} x the best dense"
+    dense = "".join(f", or {k} >= {floor:g} x the best {k}" for k, floor in others)
     return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}; time reorders "
             "only within the on-topic set, which always ranks above the rest")
 
