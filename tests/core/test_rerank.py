@@ -438,3 +438,37 @@ def test_iterating_slicing_and_indexing_build_the_same_hits():
     assert iterated[0].payload is docs[int(fresh.order[0])]
     with pytest.raises(dataclasses.FrozenInstanceError):
         iterated[0].score = 2.0  # type: ignore[misc]
+
+
+def test_an_anchor_is_dated_through_the_candidates_texts():
+    docs = [
+        {"id": "v1", "score": 0.80, "date": "2022-06-01", "text": "API v1 login with a session token."},
+        {"id": "v2", "score": 0.82, "date": "2024-09-16", "text": "API v2 login with OAuth tokens."},
+        {"id": "notice", "score": 0.30, "date": "2024-09-16", "text": "The v2 change is live."},
+    ]
+    r = TemporalReranker()
+    ranking = r.rerank("how did login work before the v2 change", docs, now="2026-08-20")
+    assert ranking.ranked_ids[0] == "v1"
+    intent = ranking.meta["intent"]
+    assert intent.target is not None and intent.target.end == epoch("2024-09-16")
+    assert "dated 2024-09-16" in ranking.meta["anchor"]
+    # columns carry no text: the anchor cannot be dated, and time is switched off rather than guessed
+    cols = r.rerank("how did login work before the v2 change",
+                    {"scores": [0.8, 0.82], "times": ["2022-06-01", "2024-09-16"]}, now="2026-08-20")
+    assert cols.meta["intent"].mode == "specific" and cols.ranked_ids[0] == 1
+
+
+def test_topical_margin_keeps_time_from_lifting_an_off_topic_candidate():
+    docs = [
+        {"id": "pro-2021", "score": 0.90, "date": "2021-03-11"},
+        {"id": "pro-2023", "score": 0.88, "date": "2023-08-02"},
+        {"id": "refund-2026", "score": 0.30, "date": "2026-08-01"},  # another topic, but fresh
+    ]
+    q = "what is the current price of the pro plan"
+    loose = TemporalReranker("exponential(half_life_days=30)").rerank(q, docs, now="2026-08-20")
+    assert loose.ranked_ids[0] == "refund-2026"  # time alone lifts the fresh off-topic page
+    strict = TemporalReranker("exponential(half_life_days=30)", topical_margin=0.5).rerank(q, docs, now="2026-08-20")
+    assert set(strict.ranked_ids[:2]) == {"pro-2021", "pro-2023"} and strict.ranked_ids[2] == "refund-2026"
+    assert list(strict.meta["on_topic"]) == [True, True, False]
+    assert strict[2].score < min(h.score for h in strict[:2])
+    assert "on topic = similarity >= 0.5" in strict.explain()
