@@ -24,6 +24,7 @@ DAY = 86400.0
 BAND_NAMES: tuple[str, ...] = (
     "in force at the period's end", "in force during the period, replaced before its end",
     "published after the period", "replaced before the period",
+    "published before the period, not known to be in force",
 )
 
 #: Every term an explanation shows, defined once (``Ranking.explain`` prints the ones it uses).

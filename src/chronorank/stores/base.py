@@ -686,7 +686,11 @@ def _in_force_expr(
     ]
     if bounded:
         new = cx.mul(at_end, cx.Cond("start", "ge", lo))
-        carried = cx.mul(at_end, cx.Cond("start", "lt", lo))
+        # carried in from before the period: in force only when a validity end says so (the
+        # engine has no relative recency); an open-ended one takes the lowest band
+        carried = cx.mul(before, cx.Cond("end", "ge", ref), cx.Cond("start", "lt", lo))
+        unknown = cx.mul(before, cx.Cond("end", "empty"), cx.Cond("start", "lt", lo))
+        parts.append(cx.mul(unknown, band(3, cx.add(lo, cx.neg(start)))))
         frac = cx.clamp(cx.mul(1.0 / (ref - lo), since_start), 0.0, 1.0) if ref > lo else cx.Const(1.0)
         parts.append(cx.mul(new, cx.add(1.0, cx.mul(-slope, frac))))
         parts.append(cx.mul(carried, band(0, since_start, width=BAND_AT_END_SPLIT - BAND_WEIGHTS[0][0])))
