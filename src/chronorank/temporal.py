@@ -396,15 +396,13 @@ def temporal_geometry(
             if cfg.future == "symmetric" and mode == "recent":
                 age = np.where(future, (start - ref) / DAY, age)
             kernel_age = np.maximum(age, 0.0)
-            if mode == "timeless" and cfg.relative_recency is not None and n:
+            if mode == "timeless" and ends and expired.any():
                 # time is off, validity is not: a version whose validity ended (valid_to, or
-                # the next version of its chain) is demoted by expired_factor, and one that an
-                # about-as-similar newer page replaced (relative_recency) by the gate's share
-                # of it -- a question that does not ask for the past wants what holds now
-                newer = ~expired & ~undated & (competitive_anchor(sim, start, ref, cfg.relative_recency) > start)
-                validity = np.where(
-                    expired, cfg.expired_factor,
-                    np.where(newer, 1.0 - float(sens) * (1.0 - cfg.expired_factor), 1.0))
+                # the next version of its chain) is demoted by expired_factor -- a question that
+                # does not ask for the past wants what holds now. Supersession *inferred* from
+                # a newer similar page is not used here: "how was X originally introduced"
+                # (gate: timeless) wants the first revision (synthetic timeless 0.599 -> 0.552)
+                validity = np.where(expired, cfg.expired_factor, 1.0)
     return Geometry(
         mode=mode, sensitivity=sensitivity, reference_time=float(ref), anchor=anchor,
         start=start, end=end, successor=chains.successor, kernel_age=kernel_age,
