@@ -378,3 +378,20 @@ def test_readme_names_only_files_that_exist(readme: Path) -> None:
         if not any((b / c).exists() for b in bases for c in _candidates(token)):
             missing.append(token)
     assert not missing, f"{readme.relative_to(ROOT)} names files that are not in the repository: {missing}"
+
+
+def test_time_semantics_fixture():
+    """The issue-16 fixture: >= 30 versioned documents over 5 topics, >= 60 questions."""
+    folder = DATA / "time_semantics"
+    corpus = {d["id"]: d for d in _jsonl(folder / "corpus.jsonl")}
+    queries = _jsonl(folder / "queries.jsonl")
+    assert len(corpus) >= 30 and len(queries) >= 60
+    assert {d["metadata"]["topic"] for d in corpus.values()} == {"policy", "pricing", "sla", "api", "product"}
+    assert sum(1 for d in corpus.values() if d.get("date") is None) == 1
+    assert any(d.get("valid_to") for d in corpus.values())
+    assert len({q["qid"] for q in queries}) == len(queries)
+    for q in queries:
+        assert set(q["relevance"]) <= set(corpus), q["qid"]
+        assert list(q["relevance"].values()).count(3) == 1, q["qid"]
+    kinds = {q["kind"] for q in queries}
+    assert {"period", "as_of", "before", "after", "current", "timeless", "distractor"} <= kinds

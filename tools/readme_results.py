@@ -527,8 +527,42 @@ def cross_domain(results: Path) -> str | None:
     )
 
 
+TIME_KINDS = ("period", "as_of", "before", "after", "since", "until", "current", "version", "timeless",
+              "distractor")
+
+
+def time_semantics(results: Path) -> str | None:
+    data = load(results, "time_semantics.json")
+    if data is None or not data.get("rows"):
+        return None
+    rows_in: dict[str, Any] = data["rows"]
+    seen: set[str] = set().union(*(r.get("top1_by_kind", {}) for r in rows_in.values()))
+    kinds = [k for k in TIME_KINDS if k in seen] + sorted(seen - set(TIME_KINDS))
+    counts = next(iter(rows_in.values())).get("kind_counts", {})
+    header = ["index", "top-1 right", "off-topic above on-topic (top 3)", "nDCG@10"]
+    header += [f"{k} ({counts.get(k, '?')})" for k in kinds]
+    rows = []
+    for name, r in rows_in.items():
+        n = r.get("queries")
+        rows.append([name, f3(r.get("top1")), f"{r.get('offtopic_above', DASH)} of {n}", f3(r.get("ndcg@10"))]
+                    + [f3(r.get("top1_by_kind", {}).get(k)) for k in kinds])
+    align = ["l"] + ["r"] * (len(header) - 1)
+    first = next(iter(rows_in.values()))
+    wrong = ", ".join(f"\"{w['query']}\"" for w in first.get("wrong", []))
+    note = f"Wrong top-1 ({next(iter(rows_in))}): {wrong}." if wrong else ""
+    return block(
+        "Time semantics",
+        "top-1 accuracy per kind of question, `benchmarks/time_semantics.py` on the fixture in "
+        "`benchmarks/data/time_semantics/` (35 versioned pages of five topics, 72 questions written "
+        "before tuning); \"off-topic above on-topic\" counts questions where a page graded 0 ranks in "
+        "the top 3 above a page graded >= 1.",
+        table(header, rows, align),
+        note,
+    )
+
+
 SECTIONS: tuple[Callable[[Path], str | None], ...] = (
-    quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, cross_domain, index_speed,
+    quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, cross_domain, time_semantics, index_speed,
     ann_recall, store_lanes, store_speed, reliability,
 )
 

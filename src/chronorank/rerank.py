@@ -40,9 +40,11 @@ class TemporalReranker:
     switched off per pipeline with ``use_temporal_filter=False``), ``bad_score`` for
     NaN/inf/non-numeric similarity
     (raise | drop | zero), ``duplicates`` for repeated ids (raise | keep).
-    ``range_slope`` (0 here, 0.2 in the index) orders documents inside a queried period
-    newest first; ``range_scale`` sets how fast documents outside it fade (see
-    :mod:`chronorank.temporal`).
+    A period question ("in 2022", "before the v2 change") ranks what was in force during the
+    period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
+    it fade. "Before / after <a version or an event>" is dated through the candidates' texts
+    (``text_field``). ``topical_margin=m`` (off by default here, 0.5 in the index) keeps time
+    from lifting a candidate whose score is below m x the best one's over one that is above.
     """
 
     def __init__(
@@ -70,6 +72,8 @@ class TemporalReranker:
         bad_score: str = "raise",
         duplicates: str = "raise",
         tz: str = "UTC",
+        text_field: str = "text",
+        topical_margin: float | None = None,
         **kernel_params: Any,
     ) -> None:
         from chronorank.kernels import get_kernel
@@ -100,6 +104,12 @@ class TemporalReranker:
                 raise InvalidInput(f"gate={gate!r}: a fixed gate must lie in [0, 1]")
         elif not callable(gate) and not hasattr(gate, "intent"):
             raise InvalidInput(f"gate={gate!r}: use True, False, a float in [0, 1] or a callable query -> float")
+        if topical_margin is not None and not (
+            isinstance(topical_margin, (int, float)) and 0 < topical_margin <= 1
+        ):
+            raise InvalidInput(f"topical_margin={topical_margin!r}; expected a number in (0, 1] such as 0.5, or None.")
+        self.topical_margin = topical_margin
+        self.text_field = text_field
         self.gate = gate
         self.date_field = date_field
         self.score_field = score_field
@@ -298,11 +308,51 @@ class TemporalReranker:
         vt = None if valid_to is None else self._times(valid_to)
         g = None if groups is None else np.asarray(groups, dtype=np.int64)
         intent = self._intent(query, now_s)
+        anchor_line = ""
+        if intent.anchor is not None and intent.target is None:
+            intent, anchor_line = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         res = apply_temporal(
             sim, t, intent=intent, now=now_s, config=self.config,
             valid_from=vf, valid_to=vt, groups=g, ids=ids,
         )
-        return self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
+        on_topic = None
+        if self.topical_margin is not None and n:
+            from chronorank.temporal import topic_first
+
+            keep = res.keep if ok is None else res.keep & ok
+            score, on_topic = topic_first(res.score, sim, self.topical_margin, keep, ~res.not_yet_valid)
+            res.score = score
+        ranking = self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
+        ranking.meta.update(
+            anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
+            topic_rule="" if self.topical_margin is None else (
+                f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
+                "only within the on-topic set, which always ranks above the rest"),
+        )
+        return ranking
+
+    def _resolve_anchor(
+        self, intent: Intent, payloads: Sequence[Any] | None, t: np.ndarray, vf: np.ndarray | None,
+        now_s: float, ids: Sequence[Any],
+    ) -> tuple[Intent, str]:
+        """Date "before / after <version or event>" by the candidates whose text names it: the
+        share of the anchor's words each text contains (one pass, only for such queries)."""
+        import re
+
+        from chronorank.intent.rules import anchor_terms
+        from chronorank.temporal import resolve_anchor
+
+        if intent.anchor is None:
+            return intent, ""
+        words = set(re.findall(r"\w+(?:\.\w+)*", anchor_terms(intent.anchor, intent.lang).lower()))
+        texts = self._column(payloads, self.text_field, "") if payloads is not None else None
+        match = np.zeros(t.shape[0])
+        if texts is not None and words:
+            match = np.fromiter(
+                (len(words & set(re.findall(r"\w+(?:\.\w+)*", str(x).lower()))) for x in texts),
+                dtype=np.float64, count=t.shape[0]) / len(words)
+        start = t if vf is None else np.where(np.isnan(vf), t, vf)
+        return resolve_anchor(intent, match, start, now_s, ids)
 
     def explain(self, query: str, candidates: Any, now: Any = None, top_k: int | None = None) -> str:
         """Readable trace: query, kernel, gate and strength, then one line a document."""

@@ -11,13 +11,12 @@ How a query's intent is applied (T is the reference time):
   :data:`STATED_TIME_WEIGHT`, whatever the time sensitivity (:func:`intent_strength`).
 - ``as_of``: T = end of the target (the state *as of* that day/month/year; now, when the
   target ends later); documents that start at or after T are not yet valid.
-- ``range``: documents whose start lies inside the target are at distance 0; others are
-  decayed by their distance to the interval, with the kernel's half-life rescaled to
-  ``range_scale`` x the range's length when the range is bounded. ``range_slope = s``
-  orders the inside newest first (the state at the range's end): weight 1 - s x (how far
-  before the end the document starts, as a fraction of the range), and 1 - s times the
-  kernel's weight outside, so at equal similarity nothing outside ranks above the range's
-  oldest member.
+- ``range`` ("in 2022", "before the v2 change", "since March"): what was *in force* during
+  the period, in four bands that never overlap (:func:`_in_force_range`): in force at the
+  period's end first, then in force during it but replaced before its end, then published
+  after it, then replaced before it began; within a band the kernel orders by distance,
+  its half-life rescaled to ``range_scale`` x the range's length when the range is bounded;
+  ``range_slope`` orders the pages published inside the period newest first.
 - ``specific`` / ``timeless``: effective strength 0 -- no pressure towards recency.
 
 A document's start is ``valid_from`` when present, else its date. A document whose
@@ -192,6 +191,7 @@ class TemporalResult:
     successor: np.ndarray
     end: np.ndarray
     ids: Sequence[Any] | None = None
+    band: np.ndarray | None = None  # range intents: BAND_* per candidate (-1 undated)
 
     def note(self, i: int) -> tuple[str, ...]:
         """Why document i got its weight, in words (built on demand, never for every row)."""
@@ -293,6 +293,8 @@ def apply_temporal(
             keep &= ~(geo.start < geo.reference_time - cfg.max_age_days * DAY)
 
     score = combine(sim, weight, cfg.combine, strength) if n else np.zeros(0)
+    if geo.validity is not None and cfg.strength > 0:
+        score = combine(score, geo.validity, "multiply", 1.0)  # time is off, validity is not
     return TemporalResult(
         score=score,
         decay=np.asarray(weight, dtype=np.float64),
@@ -309,6 +311,7 @@ def apply_temporal(
         successor=geo.successor,
         end=geo.end,
         ids=ids,
+        band=geo.band,
     )
 
 
@@ -350,6 +353,9 @@ class Geometry:
     undated: np.ndarray
     range_span_days: float | None = None
     range_scale: float | None = None
+    offset: np.ndarray | float = 0.0  # added after the multiplier (the in-force bands of a range)
+    band: np.ndarray | None = None  # range intents: BAND_* per candidate
+    validity: np.ndarray | None = None  # timeless intents: factor for ended / replaced versions
 
     def age_factor(self, kernel: Any) -> float:
         """How much the kernel's age axis is stretched for this query (1 outside range mode)."""
@@ -367,6 +373,8 @@ class Geometry:
             w = np.asarray(kernel(self.kernel_age * factor if factor != 1.0 else self.kernel_age), dtype=np.float64)
             if not (isinstance(self.multiplier, float) and self.multiplier == 1.0):
                 w = w * self.multiplier
+            if not (isinstance(self.offset, float) and self.offset == 0.0):
+                w = w + self.offset
         return np.where(self.not_yet_valid, 0.0, w) if self.not_yet_valid.any() else w
 
 
@@ -404,27 +412,22 @@ def temporal_geometry(
     nyv = np.zeros(n, dtype=bool)
     expired = np.zeros(n, dtype=bool)
     mult: np.ndarray | float = 1.0
+    offset: np.ndarray | float = 0.0
+    band: np.ndarray | None = None
+    validity: np.ndarray | None = None
     span: float | None = None
     with np.errstate(invalid="ignore"):
         if mode == "range" and target is not None:
             ref = min(target.end, now) if math.isfinite(target.end) else now
             lo, hi = target.start, target.end
-            dist = np.where(start < lo, lo - start, np.where(start >= hi, start - hi, 0.0))
-            if not math.isfinite(hi):
-                dist = np.where(start >= hi, 0.0, dist)
-            kernel_age = dist / DAY
+            kernel_age, offset, mult, band = _in_force_range(sim, start, end, lo, ref, cfg)
             display_age = (ref - start) / DAY
-            # Outside a bounded range the kernel's half-life is rescaled to range_scale x the
-            # range's length: "in March" tolerates days, "in 2021" tolerates weeks.
+            # Outside the period the kernel's half-life is rescaled to range_scale x its
+            # length: "in March" tolerates days, "in 2021" tolerates weeks.
             if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
                 span = (hi - lo) / DAY
-                if cfg.range_slope:
-                    inside = (start >= lo) & (start < hi)
-                    frac = np.clip((hi - start) / (hi - lo), 0.0, 1.0)
-                    # newest in the range first (the state at its end), and nothing outside
-                    # the range above its oldest member: outside documents take 1 - slope too
-                    mult = np.where(inside, 1.0 - cfg.range_slope * frac, 1.0 - cfg.range_slope)
             anchor: np.ndarray | float = ref
+            expired = (band == BAND_REPLACED) & ~undated
         else:
             if mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now:
                 # the target is half-open [start, end): "as of 30 Dec" ends at 31 Dec 00:00,
@@ -452,12 +455,19 @@ def temporal_geometry(
             if cfg.future == "symmetric" and mode == "recent":
                 age = np.where(future, (start - ref) / DAY, age)
             kernel_age = np.maximum(age, 0.0)
+            if mode == "timeless" and ends and expired.any():
+                # time is off, validity is not: a version whose validity ended (valid_to, or
+                # the next version of its chain) is demoted by expired_factor -- a question that
+                # does not ask for the past wants what holds now. Supersession *inferred* from
+                # a newer similar page is not used here: "how was X originally introduced"
+                # (gate: timeless) wants the first revision (synthetic timeless 0.599 -> 0.552)
+                validity = np.where(expired, cfg.expired_factor, 1.0)
     return Geometry(
         mode=mode, sensitivity=sensitivity, reference_time=float(ref), anchor=anchor,
         start=start, end=end, successor=chains.successor, kernel_age=kernel_age,
         display_age=np.asarray(display_age, dtype=np.float64), multiplier=mult,
         expired=expired, not_yet_valid=nyv, undated=undated,
-        range_span_days=span, range_scale=cfg.range_scale,
+        range_span_days=span, range_scale=cfg.range_scale, offset=offset, band=band, validity=validity,
     )
 
 
@@ -489,6 +499,172 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
         tbin = np.clip(np.floor((threshold - lo) * scale), 0, ANCHOR_BINS - 1).astype(np.int64)
         anchor = newest_above[tbin]
     return np.where(np.isfinite(anchor), anchor, ref)
+
+
+#: Documents matching an anchor at least this share of the best match date it.
+ANCHOR_MATCH_SHARE = 0.8
+
+
+def resolve_anchor(
+    intent: Intent, match: np.ndarray, start: np.ndarray, now: float, ids: Sequence[Any] | None = None,
+    share: float = ANCHOR_MATCH_SHARE,
+) -> tuple[Intent, str]:
+    """Turn "before / after <a version or an event>" into a period, through the corpus.
+
+    ``match`` scores every document against the anchor's words (BM25 in the index, word
+    overlap in the reranker); the documents scoring at least ``share`` x the best are the
+    ones that date the anchor, and the earliest of their starts is when it happened ("the v2
+    change" = when the first v2 page appeared). Returns the intent with ``target`` set
+    (``[-inf, t)`` for before, ``[t, now)`` for after) and a line for the explanation; with
+    no dated match the intent becomes ``specific`` (no pressure in time) and says so.
+    """
+    anchor = intent.anchor
+    if anchor is None or intent.target is not None:
+        return intent, ""
+    from dataclasses import replace
+
+    from chronorank.types import Interval
+
+    m = np.asarray(match, dtype=np.float64)
+    dated = ~np.isnan(start)
+    best = float(m[dated].max()) if dated.any() and m.size else 0.0
+    if best <= 0:
+        return (replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05)),
+                f"{anchor.relation} {anchor.text!r}: no dated document names it, so time is off")
+    rows = np.flatnonzero(dated & (m >= share * best))
+    first = int(rows[np.argmin(start[rows])])
+    # an event is dated to its day: a page published that morning belongs to it, not before it
+    t = math.floor(float(start[first]) / DAY) * DAY
+    target = Interval(-math.inf, t) if anchor.relation == "before" else Interval(t, max(now, t))
+    who = ids[first] if ids is not None else f"#{first}"
+    line = f"{anchor.relation} {anchor.text!r}: dated {format_epoch(t)} by {who}, the earliest document naming it"
+    return replace(intent, target=target), line
+
+
+def topic_first(
+    score: np.ndarray, similarity: np.ndarray, margin: float, keep: np.ndarray | None = None,
+    judge: np.ndarray | None = None, others: Sequence[tuple[np.ndarray, float | None]] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Time reorders documents about the question; it never lifts one that is not.
+
+    A candidate is *on topic* when its similarity is at least ``margin`` x the best
+    candidate's (the index's ``topical_margin``, the same cut inside which time decides), or
+    when one of the ``others`` ``(signal, floor)`` pairs (the index's dense cosine and lead)
+    has the signal at least floor x its best: a fresh page worded differently from the stale
+    one it replaced keeps its meaning (dense) or its title (lead) when it loses the keywords.
+    Off-topic scores are scaled down, keeping their order, until the best of them sits just
+    below the lowest on-topic score. ``keep`` marks the candidates that count (not removed);
+    ``judge`` the ones whose similarity may set "the best": for an as-of question a page that
+    did not exist yet at the asked time must not decide what the topic is (it stays on topic
+    itself, ranked by its zero weight). Returns ``(score, on_topic)``.
+    """
+    sim = np.asarray(similarity, dtype=np.float64)
+    live = np.ones(sim.shape[0], dtype=bool) if keep is None else keep
+    ref = live if judge is None else live & judge
+    top = float(sim[ref].max()) if ref.any() else 0.0
+    if top <= 0:
+        return score, np.ones(sim.shape[0], dtype=bool)
+    on = (sim >= margin * top) & live
+    for other, floor in others:
+        if floor is None:
+            continue
+        sec = np.asarray(other, dtype=np.float64)
+        best2 = float(sec[ref].max()) if ref.any() else 0.0
+        if best2 > 0:
+            on |= (sec >= floor * best2) & live
+    off = ~on & live
+    if not off.any() or not (on & live).any():
+        return score, on
+    floor = float(score[on & live].min())
+    worst = float(score[off].max())
+    if floor > 0 and worst >= floor:
+        score = np.where(off, score * (floor * TOPIC_GAP / worst), score)
+    elif floor <= 0 and worst >= floor:
+        score = np.where(off, score - (worst - floor) - 1.0, score)
+    return score, on
+
+
+#: An off-topic document's best score ends at this fraction of the lowest on-topic score.
+TOPIC_GAP = 0.999
+
+
+#: Range intents put every candidate in one band (see :func:`_in_force_range`).
+BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED, BAND_UNKNOWN = 0, 1, 2, 3, 4  # names: types.BAND_NAMES
+#: (base, width) of each band's weight: base + width x kernel(age). The bands do not overlap,
+#: so at equal (flattened) similarity every document in force at the period's end ranks above
+#: one replaced inside it, which ranks above one published after it, above one already replaced.
+BAND_WEIGHTS = ((0.55, 0.45), (0.4, 0.15), (0.2, 0.2), (0.0, 0.2))
+#: Within the first band, pages carried in from before a bounded period stay below this and
+#: pages published inside it take [1 - range_slope, 1].
+BAND_AT_END_SPLIT = 0.8
+
+
+def _in_force_range(
+    sim: np.ndarray, start: np.ndarray, end: np.ndarray, lo: float, ref: float, cfg: TemporalConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Kernel age, offset, multiplier and band of every candidate for a period ``[lo, ref)``.
+
+    A period question asks what was *in force* during it, so a document's validity
+    ``[start, end)`` (``end`` from ``valid_to`` or the next version; NaN = still valid) is
+    compared with the period:
+
+    - in force at the period's end (``start < ref`` and no end before ``ref``): the age from
+      the period's end, or with ``relative_recency`` from the newest about-as-similar page
+      that started before it -- without version chains a newer page on the same subject is
+      what replaced it;
+    - in force during it but replaced before its end: age = how long before the end;
+    - published after the period: age = how long after;
+    - replaced before the period began: age = how long before its start.
+
+    Weight = base + width x kernel(age) of the band (``BAND_WEIGHTS``): the bands never
+    overlap. For a bounded period the first band is split: pages published inside it weigh
+    1 - range_slope x (how far before the end they start, as a fraction of the period), pages
+    carried in from before it at most ``BAND_AT_END_SPLIT`` -- when they are known to be in
+    force (a validity end after the period, or ``relative_recency`` to compare them with newer
+    pages); otherwise ``BAND_UNKNOWN``, weighted as the lowest band by their distance to the
+    period. Undated candidates get band -1 (the missing-date policy decides).
+    """
+    n = start.shape[0]
+    open_end = np.isnan(end)
+    before_ref = start < ref
+    at_end = before_ref & (open_end | (end >= ref))
+    replaced = before_ref & ~open_end & (end <= lo)
+    inside = before_ref & ~at_end & ~replaced
+    after = start >= ref
+    band = np.full(n, -1, dtype=np.int64)
+    band[at_end], band[inside], band[after], band[replaced] = (
+        BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED)
+    anchor: np.ndarray | float = ref
+    if cfg.relative_recency is not None and n:
+        # without version chains a newer page on the same subject is what replaced an older
+        # one: ages in this band count from the newest about-as-similar page before the end
+        anchor = competitive_anchor(sim, np.where(before_ref, start, np.nan), ref, cfg.relative_recency)
+    age = np.where(at_end, anchor - start, 0.0)
+    age = np.where(inside, ref - end, age)
+    age = np.where(after, start - ref, age)
+    age = np.where(replaced, lo - end, age)
+    base = np.array([b for b, _ in BAND_WEIGHTS] + [0.0])[band]
+    width = np.array([w for _, w in BAND_WEIGHTS] + [1.0])[band]
+    if math.isfinite(lo):
+        # in force at the end *and* published inside the period: the top of the band, newest
+        # first by range_slope (what changed in 2025 = the 2025 releases, the last one first);
+        # a page carried in from before the period keeps the lower part of the band
+        new = at_end & (start >= lo)
+        frac = np.clip((ref - start) / (ref - lo), 0.0, 1.0) if ref > lo else np.ones(n)
+        top = 1.0 - cfg.range_slope * frac
+        split = BAND_AT_END_SPLIT
+        base = np.where(new, top, np.where(at_end, BAND_WEIGHTS[0][0], base))
+        width = np.where(new, 0.0, np.where(at_end, split - BAND_WEIGHTS[0][0], width))
+        if cfg.relative_recency is None:
+            # a page from before the period with no validity end and nothing to compare it with
+            # is not known to be in force: the lowest band, by its distance to the period (the
+            # reranker's changelog as_of 0.848 -> 0.800 nDCG@10 when it counted as in force)
+            unknown = at_end & (start < lo) & open_end
+            band = np.where(unknown, BAND_UNKNOWN, band)
+            age = np.where(unknown, lo - start, age)
+            base = np.where(unknown, BAND_WEIGHTS[3][0], base)
+            width = np.where(unknown, BAND_WEIGHTS[3][1], width)
+    return np.maximum(age, 0.0) / DAY, base, width, band
 
 
 EXACT_ANCHOR_MAX = 20_000

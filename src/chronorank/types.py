@@ -20,6 +20,31 @@ Mode = Literal["recent", "as_of", "range", "specific", "timeless"]
 MODES: tuple[str, ...] = ("recent", "as_of", "range", "specific", "timeless")
 DAY = 86400.0
 
+#: What a period question's in-force bands are called in explanations (chronorank.temporal).
+BAND_NAMES: tuple[str, ...] = (
+    "in force at the period's end", "in force during the period, replaced before its end",
+    "published after the period", "replaced before the period",
+    "published before the period, not known to be in force",
+)
+
+#: Every term an explanation shows, defined once (``Ranking.explain`` prints the ones it uses).
+LEGEND: dict[str, str] = {
+    "score": "the rank score: similarity x (1 - s + s x time factor), s = effective strength "
+             "(score = similarity when time is off)",
+    "similarity": "how well the document matches the question; in the index the fused score, "
+                  "flattened so that documents within the topical margin of the best tie near 1",
+    "time factor": "the decay kernel's weight in [0, 1] for the document's age (1 = fresh or in force)",
+    "age": "days from the document's date (or the end of its validity) to the named reference point",
+    "fused": "the index's blend of dense, bm25 and lead, before flattening",
+    "dense": "cosine similarity of the question's and the document's embeddings",
+    "bm25": "keyword score of the whole document (BM25, rare query words weigh more)",
+    "lead": "keyword score of the document's first sentence (its title, in effect)",
+    "gate": "how much the answer depends on time, in [0, 1] (the intent parser's time sensitivity)",
+    "effective strength": "gate x strength: how far time may move a document (0 = time off)",
+    "on topic": "passes the topic rule printed in the header (relative to the best candidate's "
+                "signals); time never lifts a document that is not on topic over one that is",
+}
+
 
 def epoch_to_datetime(t: float) -> datetime | None:
     """UTC datetime for epoch seconds, None for NaN or values outside datetime's range."""
@@ -81,6 +106,16 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class Anchor:
+    """The operand of "before / after / since / until X" when X is not a date: a version
+    ("the v2 change", "API 2.0") or an event ("the migration to OAuth"). The index and the
+    reranker resolve it to a time through the documents that match ``text``."""
+
+    text: str
+    relation: Literal["before", "after"]
+
+
+@dataclass(frozen=True, slots=True)
 class Intent:
     """What time a query is about and how much its answer depends on time.
 
@@ -96,6 +131,7 @@ class Intent:
     topical_query: str = ""
     spans: tuple[Span, ...] = ()
     lang: str = "en"
+    anchor: Anchor | None = None  # an unresolved before/after operand (target is then None)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.time_sensitivity <= 1.0:
@@ -107,6 +143,8 @@ class Intent:
         parts = [f"mode={self.mode}", f"sensitivity={self.time_sensitivity:.2f}"]
         if self.target is not None:
             parts.append(f"target={self.target}")
+        if self.anchor is not None:
+            parts.append(f"anchor={self.anchor.relation} {self.anchor.text!r}")
         if self.spans:
             parts.append("matched=" + ", ".join(repr(s.text) for s in self.spans))
         if self.topical_query != self.query:
@@ -145,11 +183,16 @@ class Hit:
         How similarity and decay combine (and at what effective strength) is in the
         ranking's header: a timeless query shows a decay weight but strength 0.
         """
-        age = "undated" if math.isnan(self.age_days) else f"{self.age_days:.0f}d old"
+        if math.isnan(self.time) or math.isnan(self.age_days):
+            age = "undated"
+        elif self.age_days >= 0:
+            age = f"{format_epoch(self.time)}, {self.age_days:.0f} days before the reference time"
+        else:
+            age = f"{format_epoch(self.time)}, {-self.age_days:.0f} days after the reference time"
         line = (
             f"{self.id}  [{self.rank_before} -> {self.rank_after}] "
-            f"sim={self.similarity:.4f}, decay={self.decay:.4f} -> {self.score:.4f}  "
-            f"({age}, {format_epoch(self.time)})"
+            f"similarity {self.similarity:.4f}, time factor {self.decay:.4f} -> score {self.score:.4f}  "
+            f"({age})"
         )
         if self.signals:
             line += "  signals: " + " ".join(f"{k}={v:.4f}" for k, v in self.signals.items())
@@ -436,32 +479,134 @@ class Ranking(Sequence[Hit]):
     def ranked_ids(self) -> list[Any]:
         return [self.ids[int(i)] for i in self.order]
 
+    def _time_on(self) -> bool:
+        m = self.meta
+        intent = m.get("intent")
+        if intent is not None and intent.mode in ("specific", "timeless"):
+            return False
+        return float(m.get("effective_strength", 1.0) or 0.0) > 0
+
+    def _reference(self) -> str:
+        """The point ages count from, named: now, the as-of date or the period's end."""
+        m = self.meta
+        intent = m.get("intent")
+        ref = m.get("reference_time", m.get("now"))
+        when = "" if ref is None else f" ({format_epoch(ref)})"
+        if intent is not None and intent.target is not None and ref is not None:
+            if intent.mode == "range" and ref < m.get("now", ref) + 1:
+                return ("the period's end" if math.isfinite(intent.target.end) and intent.target.end <= ref + 1
+                        else "now") + when
+            if intent.mode == "as_of" and ref != m.get("now"):
+                return f"the as-of date{when}"
+        return f"now{when}"
+
+    def _time_fields(self, row: int, hit: Hit, ref_name: str) -> dict[str, Any]:
+        """What the explanation says about one document's time, as named fields."""
+        m = self.meta
+        band = m.get("band")
+        expired = m.get("expired")
+        on_topic = m.get("on_topic")
+        mode = getattr(m.get("intent"), "mode", "recent")
+        b = int(band[row]) if band is not None and row < len(band) else -1
+        ended = bool(expired[row]) if expired is not None and row < len(expired) else False
+        if math.isnan(hit.time):
+            text = "undated"
+        elif math.isnan(hit.age_days):
+            text = f"published {format_epoch(hit.time)}"
+        elif ended and mode != "range":
+            text = (f"published {format_epoch(hit.time)}; its validity ended "
+                    f"{max(hit.age_days, 0.0):.0f} days before {ref_name}")
+        elif b == 2:  # published after the period (BAND_NAMES[2])
+            text = f"published {format_epoch(hit.time)}, {max(-hit.age_days, 0.0):.0f} days after the period"
+            b = -1  # said already
+        elif hit.age_days >= 0:
+            text = f"published {format_epoch(hit.time)}, {hit.age_days:.0f} days before {ref_name}"
+        elif mode == "range":
+            text = f"published {format_epoch(hit.time)}, {-hit.age_days:.0f} days after the period"
+        else:
+            text = f"published {format_epoch(hit.time)}, {-hit.age_days:.0f} days after {ref_name}"
+        return {
+            "time_on": self._time_on(),
+            "age_from": ref_name,
+            "age_text": text,
+            "time_factor": _clean(hit.decay) if self._time_on() else None,
+            "period": BAND_NAMES[b] if 0 <= b < len(BAND_NAMES) else None,
+            "on_topic": None if on_topic is None or row >= len(on_topic) else bool(on_topic[row]),
+        }
+
+    def _rows_and_hits(self) -> list[tuple[int, Hit]]:
+        n = len(self)
+        rows = [self._position(p) for p in range(n)]
+        return list(zip(rows, self._hits(range(n), rows, self._ranks_of(rows)))) if n else []
+
     def explain(self) -> str:
-        """The readable trace: query, kernel, gate and effective strength, then one line a document."""
+        """The readable trace: the question's intent, how time is applied (or that it is off),
+        the topic rule, then one line a document and a legend of the terms used."""
         m = self.meta
         lines = [f"query: {self.query!r}"]
-        if "kernel" in m:
+        intent = m.get("intent")
+        if intent is not None:
+            lines.append(f"intent: {intent.describe()}")
+        time_on = self._time_on()
+        ref_name = self._reference()
+        if time_on:
             hl = m.get("half_life_days")
-            hl_s = "" if hl is None else f"  half-life={hl:.1f}d"
-            lines.append(f"kernel: {m['kernel']}{hl_s}")
-        if "combine" in m:
-            lines.append(f"combine: {m['combine']}")
-        if "intent" in m and m["intent"] is not None:
-            lines.append(f"intent: {m['intent'].describe()}")
-        if "gate" in m:
+            hl_s = "" if hl is None else f", half-life {hl:.1f} days"
+            kernel = f"{m['kernel']}{hl_s}" if "kernel" in m else "the kernel"
             lines.append(
-                f"gate: {m['gate']:.2f}  strength: {m.get('strength', 1.0):.2f}  "
-                f"effective strength: {m.get('effective_strength', m['gate']):.2f}"
+                f"time: on; ages count from {ref_name}; decay {kernel}; combine {m.get('combine', '?')}; "
+                f"gate {m.get('gate', 1.0):.2f} x strength {m.get('strength', 1.0):.2f} = "
+                f"effective strength {m.get('effective_strength', m.get('gate', 1.0)):.2f}"
             )
+        else:
+            why = f"mode {intent.mode}" if intent is not None else "strength 0"
+            lines.append(f"time: off ({why}); similarity decides, except that a version whose validity "
+                         "ended ranks below the one that replaced it")
+        if intent is not None and intent.target is not None and intent.mode == "range":
+            lines.append("period: in force at its end first, then in force during it, then published "
+                         "after it, then replaced before it")
+        if m.get("topic_rule"):
+            lines.append(f"topic: {m['topic_rule']}")
+        if m.get("anchor"):
+            lines.append(f"anchor: {m['anchor']}")
         if "now" in m:
             lines.append(f"now: {format_epoch(m['now'], True)}")
         lines.append("-" * 72)
-        lines.extend(h.explain() for h in self)
+        used = {"score", "similarity", "age"} | ({"time factor", "gate", "effective strength"} if time_on else set())
+        for pos, (row, h) in enumerate(self._rows_and_hits()):
+            f = self._time_fields(row, h, ref_name)
+            if time_on:
+                head = (f"{pos + 1}. {h.id}  score {h.score:.4f} = similarity {h.similarity:.4f} "
+                        f"with time factor {h.decay:.4f}")
+            else:
+                head = f"{pos + 1}. {h.id}  score {h.score:.4f} (similarity {h.similarity:.4f})"
+            parts = [f["age_text"]] + ([f["period"]] if f["period"] else [])
+            if f["on_topic"] is False:
+                parts.append("not on topic")
+                used.add("on topic")
+            line = f"{head}  [{'; '.join(parts)}]"
+            if h.rank_before != h.rank_after:
+                line += f"  similarity rank {h.rank_before} -> {h.rank_after}"
+            if h.signals:
+                line += "  signals: " + " ".join(f"{k}={v:.4f}" for k, v in h.signals.items())
+                used.update(k for k in h.signals if k in LEGEND)
+            if h.notes:
+                # "undated" is said once, in the bracket: the note keeps only its reason
+                notes = [n.split(": ", 1)[1] if n.startswith("undated: ") else n for n in h.notes]
+                line += "  | " + "; ".join(notes)
+            lines.append(line)
+        lines.append("-" * 72)
+        if m.get("topic_rule"):
+            used.add("on topic")
+        lines.append("legend: " + "; ".join(f"{k} = {LEGEND[k]}" for k in LEGEND if k in used))
         return "\n".join(lines)
 
     def explain_records(self) -> list[dict[str, Any]]:
-        """The structured trace, one dict a document, for programs."""
-        return [h.to_dict() for h in self]
+        """The structured trace, one dict a document, for programs: the fields of
+        :meth:`explain` by name (``age_from``, ``age_text``, ``time_on``, ``time_factor``,
+        ``period``, ``on_topic``) next to the hit's own."""
+        ref_name = self._reference()
+        return [{**h.to_dict(), **self._time_fields(row, h, ref_name)} for row, h in self._rows_and_hits()]
 
     def __repr__(self) -> str:
         head = ", ".join(repr(self.ids[int(i)]) for i in self.order[:5])

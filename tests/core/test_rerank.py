@@ -199,12 +199,17 @@ def test_explain_trace_and_records():
     text = r.explain("what does the pro plan cost right now", PRICING, now=NOW)
     lines = text.splitlines()
     assert lines[0] == "query: 'what does the pro plan cost right now'"
-    assert "power_law" in text and "half-life=180.0d" in text
-    assert "gate: 0.90" in text and "effective strength: 0.90" in text
-    assert "p2026  [3 -> 1]" in text and "sim=0.7900, decay=" in text
+    assert "power_law" in text and "half-life 180.0 days" in text
+    assert "gate 0.90 x strength 1.00 = effective strength 0.90" in text
+    assert "1. p2026  score " in text and "= similarity 0.7900 with time factor" in text
+    assert "similarity rank 3 -> 1" in text and "days before now (" in text
+    legend = lines[-1]
+    assert legend.startswith("legend: ") and "time factor = " in legend and "effective strength = " in legend
     records = r.explain_records("q", PRICING, now=NOW)
     assert [rec["id"] for rec in records][0] == "p2026"
-    assert {"similarity", "decay", "score", "age_days", "rank_before", "rank_after", "rank_delta"} <= set(records[0])
+    assert {"similarity", "decay", "score", "age_days", "rank_before", "rank_after", "rank_delta",
+            "age_from", "age_text", "time_on", "time_factor", "period", "on_topic"} <= set(records[0])
+    assert records[0]["age_from"].startswith("now (") and records[0]["time_on"] is True
 
 
 def test_as_of_intent_measures_from_the_target_and_excludes_later_documents():
@@ -307,23 +312,53 @@ def test_as_of_a_day_excludes_a_release_dated_the_next_day():
     assert ranking[0].decay == 1.0
 
 
-def test_range_slope_puts_the_newest_in_range_first_and_keeps_outsiders_below():
+def test_range_puts_the_newest_in_force_first_and_later_pages_below():
     target = Interval(epoch("2023-01-01"), epoch("2024-01-01"))
     docs = [
         {"id": "jan", "score": 0.90, "date": "2023-01-10"},
         {"id": "dec", "score": 0.80, "date": "2023-12-20"},
-        {"id": "next-jan", "score": 0.90, "date": "2024-01-03"},  # just outside
+        {"id": "next-jan", "score": 0.90, "date": "2024-01-03"},  # just after the period
     ]
     flat = TemporalReranker(gate=FixedIntent("range", target)).rerank("q", docs, now=NOW)
-    # without the slope only similarity orders the inside, and a near miss outside the year
-    # sits above December
-    assert flat.ranked_ids == ["jan", "next-jan", "dec"]
-    r = TemporalReranker(gate=FixedIntent("range", target), range_slope=0.2)
-    ranking = r.rerank("q", docs, now=NOW)
+    # a page published after the period ranks below every page in force during it, however
+    # similar; without range_slope similarity orders the pages published inside the period
+    assert flat.ranked_ids == ["jan", "dec", "next-jan"]
+    ranking = TemporalReranker(gate=FixedIntent("range", target), range_slope=0.2).rerank("q", docs, now=NOW)
+    # with it the newest inside comes first (the state at the period's end)
     assert ranking.ranked_ids == ["dec", "jan", "next-jan"]
     by_id = {h.id: h for h in ranking}
+    assert by_id["dec"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-12-20")) / (365 * DAY))
     assert by_id["jan"].decay == pytest.approx(1 - 0.2 * (epoch("2024-01-01") - epoch("2023-01-10")) / (365 * DAY))
-    assert by_id["next-jan"].decay < 0.8  # outside: (1 - slope) x the kernel's weight
+    assert 0.2 <= by_id["next-jan"].decay < 0.4
+
+
+# the versions of one page: each in force until the next one (group key)
+VERSIONS = [
+    {"id": "v2019", "score": 0.95, "date": "2019-05-01", "key": "p"},
+    {"id": "v2021", "score": 0.90, "date": "2021-03-11", "key": "p"},
+    {"id": "v2023", "score": 0.93, "date": "2023-07-01", "key": "p"},
+    {"id": "v2025", "score": 0.94, "date": "2025-02-01", "key": "p"},
+]
+
+
+@pytest.mark.parametrize(("year", "expected", "bands"), [
+    # 2022: v2021 in force all year; later versions below it (nearest first); v2019 replaced before
+    (2022, ["v2021", "v2023", "v2025", "v2019"], [0, 2, 2, 3]),
+    # 2023: v2023 in force at the year's end, v2021 during its first half
+    (2023, ["v2023", "v2021", "v2025", "v2019"], [0, 1, 2, 3]),
+])
+def test_a_period_ranks_what_was_in_force_during_it(year, expected, bands):
+    target = Interval(epoch(f"{year}-01-01"), epoch(f"{year + 1}-01-01"))
+    r = TemporalReranker(gate=FixedIntent("range", target), group_key="key")
+    ranking = r.rerank(f"the page in {year}", VERSIONS, now=NOW)
+    assert ranking.ranked_ids == expected
+    band = ranking.meta["band"]
+    assert [int(band[ranking.order[p]]) for p in range(4)] == bands
+    records = ranking.explain_records()
+    assert records[0]["period"] == "in force at the period's end"
+    assert records[0]["age_from"].startswith("the period's end")
+    after = next(rec for rec in records if rec["period"] is None)
+    assert "days after the period" in after["age_text"] and "-" not in after["age_text"].split(",")[1]
 
 
 @settings(max_examples=60, deadline=None)
@@ -405,3 +440,37 @@ def test_iterating_slicing_and_indexing_build_the_same_hits():
     assert iterated[0].payload is docs[int(fresh.order[0])]
     with pytest.raises(dataclasses.FrozenInstanceError):
         iterated[0].score = 2.0  # type: ignore[misc]
+
+
+def test_an_anchor_is_dated_through_the_candidates_texts():
+    docs = [
+        {"id": "v1", "score": 0.80, "date": "2022-06-01", "text": "API v1 login with a session token."},
+        {"id": "v2", "score": 0.82, "date": "2024-09-16", "text": "API v2 login with OAuth tokens."},
+        {"id": "notice", "score": 0.30, "date": "2024-09-16", "text": "The v2 change is live."},
+    ]
+    r = TemporalReranker()
+    ranking = r.rerank("how did login work before the v2 change", docs, now="2026-08-20")
+    assert ranking.ranked_ids[0] == "v1"
+    intent = ranking.meta["intent"]
+    assert intent.target is not None and intent.target.end == epoch("2024-09-16")
+    assert "dated 2024-09-16" in ranking.meta["anchor"]
+    # columns carry no text: the anchor cannot be dated, and time is switched off rather than guessed
+    cols = r.rerank("how did login work before the v2 change",
+                    {"scores": [0.8, 0.82], "times": ["2022-06-01", "2024-09-16"]}, now="2026-08-20")
+    assert cols.meta["intent"].mode == "specific" and cols.ranked_ids[0] == 1
+
+
+def test_topical_margin_keeps_time_from_lifting_an_off_topic_candidate():
+    docs = [
+        {"id": "pro-2021", "score": 0.90, "date": "2021-03-11"},
+        {"id": "pro-2023", "score": 0.88, "date": "2023-08-02"},
+        {"id": "refund-2026", "score": 0.30, "date": "2026-08-01"},  # another topic, but fresh
+    ]
+    q = "what is the current price of the pro plan"
+    loose = TemporalReranker("exponential(half_life_days=30)").rerank(q, docs, now="2026-08-20")
+    assert loose.ranked_ids[0] == "refund-2026"  # time alone lifts the fresh off-topic page
+    strict = TemporalReranker("exponential(half_life_days=30)", topical_margin=0.5).rerank(q, docs, now="2026-08-20")
+    assert set(strict.ranked_ids[:2]) == {"pro-2021", "pro-2023"} and strict.ranked_ids[2] == "refund-2026"
+    assert list(strict.meta["on_topic"]) == [True, True, False]
+    assert strict[2].score < min(h.score for h in strict[:2])
+    assert "on topic = similarity >= 0.5" in strict.explain()

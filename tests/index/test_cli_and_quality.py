@@ -42,7 +42,7 @@ def test_index_then_search(files, tmp_path, capsys):
     assert res["hits"][0]["id"] == "tool@2.0" and len(res["hits"]) == 2
     assert main(["search", str(out), "latest tool caching", "--now", "2026-08-01", "--explain"]) == 0
     text = capsys.readouterr().out
-    assert "kernel:" in text and "tool@2.0" in text
+    assert "time: on; ages count from now" in text and "decay exponential" in text and "tool@2.0" in text
 
 
 def test_search_on_foreign_directory_is_a_clean_error(tmp_path, capsys):

@@ -256,3 +256,39 @@ def test_a_superlative_with_a_period_is_as_of_its_end(query: str, end: float) ->
                                    "what's new in httpx in 2021"])
 def test_a_period_without_a_superlative_stays_a_range(query: str) -> None:
     assert parse(query, now=NOW).mode == "range"
+
+
+# --------------------------------------------------------------------------- before / after an anchor
+
+
+@pytest.mark.parametrize(("query", "relation", "text", "topical"), [
+    ("how did authentication work before the v2 change", "before", "v2 change", "how did authentication work"),
+    ("how does authentication work since the migration to OAuth", "after", "migration to OAuth",
+     "how does authentication work"),
+    ("rate limits after the 2.0 release", "after", "2.0 release", "rate limits"),
+    ("rate limit before API 2.0", "before", "API 2.0", "rate limit"),
+    ("how did pagination work until the v2 change", "before", "v2 change", "how did pagination work"),
+    ("как работала авторизация до перехода на OAuth", "before", "перехода на OAuth", "как работала авторизация"),
+    ("лимиты после выхода версии 2.0", "after", "выхода версии 2.0", "лимиты"),
+])
+def test_before_and_after_a_version_or_an_event(query, relation, text, topical):
+    it = parse(query, now=NOW)
+    assert it.mode == "range" and it.target is None
+    assert it.anchor is not None and (it.anchor.relation, it.anchor.text) == (relation, text)
+    assert it.topical_query == topical
+
+
+@pytest.mark.parametrize(("query", "interval"), [
+    ("refund policy before the July 2023 update", (-math.inf, t(2023, 7, 1))),
+    ("pro plan price after the August 2023 increase", (t(2023, 8, 1), NOW_S)),
+    ("service credits before the 2025 SLA update", (-math.inf, t(2025, 1, 1))),
+])
+def test_an_event_named_with_its_date_is_that_date(query, interval):
+    it = parse(query, now=NOW)
+    assert it.mode == "range" and it.anchor is None
+    assert (it.target.start, it.target.end) == interval
+
+
+@pytest.mark.parametrize("query", ["what to eat before a workout", "before september 2024", "after the war"])
+def test_no_anchor_without_a_version_or_an_event_word(query):
+    assert parse(query, now=NOW).anchor is None

@@ -28,6 +28,11 @@ NOW = "2026-08-20T12:00:00Z"
 
 # (query, now): cases where a partial port goes wrong; every one must agree exactly.
 TRICKY: list[tuple[str, str]] = [
+    # before / after a version or an event (issue 16)
+    ("how did authentication work before the v2 change", NOW),
+    ("refund policy before the July 2023 update", NOW),
+    ("rate limits after the 2.0 release", NOW),
+    ("как работала авторизация до перехода на OAuth", NOW),
     # English operators
     ("what changed two years ago", NOW),
     ("pricing changes since 2024", NOW),

@@ -79,7 +79,7 @@ def test_recent_query_prefers_newest(factory) -> None:  # noqa: ANN001
     top = [h.id for h in hits if h.id.startswith("polars@") and h.id[7:].isdigit()]
     assert top[0] == "polars@11"
     line = hits[0].explain()
-    assert "decay=" in line and "sim=" in line
+    assert "time factor" in line and "similarity" in line
 
 
 @pytest.mark.parametrize("factory", STORES, indirect=True)

@@ -483,11 +483,12 @@ def _fused_similarity(padded: dict[str, Any], weights: Mapping[str, float] | Non
 
 def _intent_geometry(
     fq: list[FitQuery], padded: dict[str, Any], sim: np.ndarray, relative_recency: float | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-query temporal geometry under the parsed intent, padded: the same ages, validity
     and strength factors :func:`chronorank.temporal.apply_temporal` uses, kernel-free.
 
-    Returns ``(kernel_age, range_span_days, multiplier, not_yet_valid, sensitivity)``.
+    Returns ``(kernel_age, range_span_days, multiplier, not_yet_valid, sensitivity, offset)``
+    (weight = kernel(age) x multiplier + offset: the in-force bands of a period question).
     One Python pass over queries (not over trials): each kernel then scores all at once.
     """
     from chronorank.intent import parse
@@ -496,6 +497,7 @@ def _intent_geometry(
     n, m = sim.shape
     kage = np.full((n, m), np.nan)
     mult = np.ones((n, m))
+    off = np.zeros((n, m))
     nyv = np.zeros((n, m), dtype=bool)
     span = np.full(n, np.nan)
     sens = np.zeros(n)
@@ -512,11 +514,12 @@ def _intent_geometry(
         geo = temporal_geometry(sim[i, :c], times, intent=intent, now=q.now, config=cfg)
         kage[i, :c] = geo.kernel_age
         mult[i, :c] = geo.multiplier
+        off[i, :c] = geo.offset
         nyv[i, :c] = geo.not_yet_valid
         sens[i] = geo.sensitivity
         if geo.range_span_days is not None and geo.range_scale is not None:
             span[i] = geo.range_scale * geo.range_span_days
-    return kage, span, mult, nyv, sens
+    return kage, span, mult, nyv, sens, off
 
 
 TIE_RULE = "the gentlest setting -- lowest strength, then longest half-life, then first in the grid"
@@ -606,14 +609,14 @@ def score_space(
             else:
                 sens = _sensitivities(fq) if g else np.ones(n_q)
                 sources.append((g, None, (plain_age, no_span, np.ones_like(plain_age),
-                                          np.zeros(plain_age.shape, dtype=bool), sens)))
-        for g, rr, (kage, span, mult, nyv, sens) in sources:
+                                          np.zeros(plain_age.shape, dtype=bool), sens, np.zeros_like(plain_age))))
+        for g, rr, (kage, span, mult, nyv, sens, off) in sources:
             eff = strengths[:, None, None] * sens[None, :, None]  # (strengths, queries, 1)
             for spec, kernel in zip(specs, kernels):
                 hl = kernel.half_life() if hasattr(kernel, "half_life") else None
                 factor = np.where(np.isnan(span) | (not hl), 1.0, (hl or 1.0) / np.where(np.isnan(span), 1.0, span))
                 with np.errstate(invalid="ignore"):
-                    w = np.asarray(kernel(kage * factor[:, None]), dtype=np.float64) * mult
+                    w = np.asarray(kernel(kage * factor[:, None]), dtype=np.float64) * mult + off
                 w = np.where(nyv, 0.0, w)
                 dated = ~np.isnan(w) & valid
                 if missing_date == "keep":

@@ -21,6 +21,10 @@ A language file holds (all keys optional except ``code``):
 - ``patterns``: ``{"kind": k, "re": template}``; the kinds are the rule handlers
   listed in :data:`KINDS`. Templates are regexes, matched case-insensitively, where a
   space means "some whitespace" and ``{placeholders}`` expand to the language's words.
+- ``anchor`` and ``anchor_events``: the operand of "before / after / since / until X" when X
+  is a version or an event ("the v2 change", "the migration to OAuth"): a template over
+  ``{word}``, ``{version}`` and ``{event}`` (``anchor_events``, regex fragments), used by the
+  ``before_anchor`` / ``after_anchor`` patterns as ``{anchor}``.
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
   ``historical``, ``timeless``, ``howto``.
 """
@@ -43,7 +47,7 @@ _BUILTIN_DIR = Path(__file__).with_name("lang")
 KINDS = (
     "ignore", "start_of", "end_of", "as_of", "between", "since", "before", "after", "until",
     "ytd", "decade", "past_n", "ago", "relative", "day", "range", "named_year", "product_year",
-    "version", "name_number", "old", "recent",
+    "version", "name_number", "old", "recent", "before_anchor", "after_anchor",
 )
 WHEN_UNITS = ("day", "month", "season", "quarter", "half", "year")
 _SP = r"\s{1,3}"
@@ -249,6 +253,9 @@ def _placeholders(lang: dict[str, Any], units_alt: str) -> dict[str, str]:
         "decade": r"(?<!\d)(?:1\d|20)?\d0(?!\d)",
         "nameword": r"[^\W\d_][\w+#]*",
         "edition": _alt(lang.get("edition_words") or []) + r"(?!\w)",
+        "version": r"v\d{1,4}(?:\.\d{1,4})*(?![\w.]*\d)|(?<![\d.])\d{1,4}(?:\.\d{1,4}){1,3}(?![\d.]*\d)",
+        "event": _frag_alt(lang.get("anchor_events") or []) + r"(?!\w)",
+        "word": r"[^\W_][\w'’-]*",
     }
 
 
@@ -280,6 +287,8 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
     units = {str(k).lower(): str(v) for k, v in (data.get("units") or {}).items()}
     units_alt = _alt(units.keys())
     ph = _placeholders(data, units_alt)
+    # "before / after X" where X is a version or an event: the operand's shape is language data
+    ph["anchor"] = _expand(str(data.get("anchor") or r"(?!x)x"), ph, {}, None)
 
     when_specs = list(common.get("when") or []) + list(data.get("when") or [])
     # longer templates first so that alternation prefers the most specific form

@@ -20,7 +20,7 @@ from chronorank.errors import InvalidInput
 from chronorank.intent import _calendar as cal
 from chronorank.intent.lang import Language, detect_language, get_language
 from chronorank.intent.sensitivity import default_model, feature_names
-from chronorank.types import Intent, Interval, Span
+from chronorank.types import Anchor, Intent, Interval, Span
 
 MAX_ANALYSED_CHARS = 2048
 """Only this many leading characters of a query are searched for temporal expressions."""
@@ -45,6 +45,7 @@ class _Hit:
     cls: str           # as_of | range | specific | recent | ignore
     interval: Interval | None
     strong: bool = True
+    anchor: Anchor | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,19 @@ def _when_from_match(
         y1, m1 = cal.add_months(year, month, 1)
         return _mk(cal.ts(year, month), cal.ts(y1, m1), "month", explicit)
     return _mk(t, t + cal.DAY, unit, explicit)
+
+
+def _date_inside(lang: Language, text: str, now: float) -> _When | None:
+    """The first calendar expression with a year (or a bare form) inside ``text``."""
+    for form in lang.when_forms:
+        if not (form.bare or form.has_year):
+            continue
+        m = form.regex.search(text)
+        if m is not None:
+            w = _when_from_match(lang, form.unit, m.groupdict(), now, None)
+            if w is not None:
+                return w
+    return None
 
 
 def _month(lang: Language, g: dict[str, Any]) -> int | None:
@@ -230,6 +244,15 @@ def _handle(lang: Language, kind: str, m: re.Match[str], idx: int, now: float, q
         if w is None:
             return None
         return _Hit(s, e, kind, "range", _iv(-math.inf, w.start if kind == "before" else w.end))
+    if kind in ("before_anchor", "after_anchor"):
+        # "before the v2 change", "since the migration to OAuth", "after the July 2023 update"
+        text = " ".join((_group(m, idx, "anchor") or "").split())
+        relation = "before" if kind == "before_anchor" else "after"
+        w = _date_inside(lang, text, now)
+        if w is not None:  # an event named with its date: the date is the anchor
+            iv = _iv(-math.inf, w.start) if relation == "before" else _iv(w.start, max(now, w.start))
+            return None if iv is None else _Hit(s, e, kind, "range", iv)
+        return _Hit(s, e, kind, "range", None, anchor=Anchor(text, relation))  # type: ignore[arg-type]
     if kind == "ytd":
         return _Hit(s, e, kind, "range", _iv(cal.ts(ref.year), now))
     if kind == "decade":
@@ -397,6 +420,7 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     spans = tuple(Span(h.start, h.end, query[h.start:h.end], h.kind) for h in hits if h.cls != "ignore")
     by = {c: [h for h in hits if h.cls == c] for c in ("as_of", "range", "specific", "recent")}
     target: Interval | None = None
+    anchor: Anchor | None = None
     strong_specific = [h for h in by["specific"] if h.strong]
     if by["as_of"]:
         mode, sens, target = "as_of", S_EXPLICIT, by["as_of"][0].interval
@@ -406,6 +430,7 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
         mode, sens, target = "as_of", S_EXPLICIT, by["range"][0].interval
     elif by["range"]:
         mode, sens, target = "range", S_EXPLICIT, by["range"][0].interval
+        anchor = by["range"][0].anchor
     elif strong_specific:
         mode = "specific"
         named = [h for h in strong_specific if h.interval is not None]
@@ -437,6 +462,7 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
         topical_query=topical,
         spans=spans,
         lang=lang.code,
+        anchor=anchor,
     )
 
 
@@ -520,6 +546,18 @@ def topical_query(query: str, removed: list[_Hit], lang: Language) -> str:
     return text
 
 
+def anchor_terms(anchor: Anchor, lang: str = "en") -> str:
+    """The words of an anchor that name *which* event or version ("v2", "OAuth"), without
+    the generic event nouns ("change", "release") that many documents share; all of them
+    when nothing else is left."""
+    events = get_language(lang).data.get("anchor_events") or []
+    if not events:
+        return anchor.text
+    pat = re.compile(r"(?<!\w)(?:" + "|".join(events) + r")(?!\w)", re.IGNORECASE)
+    rest = " ".join(pat.sub(" ", anchor.text).split())
+    return rest if any(ch.isalnum() for ch in rest) else anchor.text
+
+
 def with_sensitivity(query: str, now: Any, sensitivity: float) -> Intent:
     """The rules' intent with a model's time sensitivity; where no temporal cue decided the
     mode (recent or timeless), the sensitivity decides it too (>= 0.5 means recent)."""
@@ -529,5 +567,5 @@ def with_sensitivity(query: str, now: Any, sensitivity: float) -> Intent:
         mode = "recent" if sensitivity >= 0.5 else "timeless"
     return Intent(
         query=base.query, time_sensitivity=sensitivity, mode=mode, target=base.target,
-        topical_query=base.topical_query, spans=base.spans, lang=base.lang,
+        topical_query=base.topical_query, spans=base.spans, lang=base.lang, anchor=base.anchor,
     )

@@ -638,25 +638,13 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         ref = min(target.end, now) if math.isfinite(target.end) else now
         lo, hi = target.start, target.end
         rng = (lo, hi)
-        parts: list[cx.Expr | float] = []
-        if math.isfinite(lo):
-            parts.append(cx.maximum(cx.add(lo, cx.neg(start)), 0.0))
-        if math.isfinite(hi):
-            parts.append(cx.maximum(cx.add(start, -hi), 0.0))
         factor = 1.0 / DAY
         scale = getattr(tcfg, "range_scale", None)
         hl = kernel.half_life() if hasattr(kernel, "half_life") else None
         if scale is not None and hl and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
             # a bounded range rescales the kernel's half-life to range_scale x its length
             factor *= float(hl) / (float(scale) * (hi - lo) / DAY)
-        dist = cx.mul(factor, cx.add(*parts)) if parts else cx.Const(0.0)
-        dated = _kernel(kernel, dist, client)
-        if tcfg.range_slope and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
-            inside = cx.mul(cx.Cond("start", "ge", lo), cx.Cond("start", "lt", hi))
-            frac = cx.clamp(cx.mul(1.0 / (hi - lo), cx.add(hi, cx.neg(start))), 0.0, 1.0)
-            # 1 - slope x frac inside, 1 - slope outside (as apply_temporal)
-            slope = float(tcfg.range_slope)
-            dated = cx.mul(dated, cx.add(1.0 - slope, cx.mul(slope, inside, cx.one_minus(frac))))
+        dated = _in_force_expr(kernel, start, end, lo, ref, factor, float(tcfg.range_slope), client)
     else:
         half_open = mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now
         ref = target.end if half_open and target is not None else now
@@ -697,6 +685,51 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     )
 
 
+def _in_force_expr(
+    kernel: Any, start: cx.Expr, end: cx.Expr, lo: float, ref: float, factor: float, slope: float, client: bool
+) -> cx.Expr:
+    """The four in-force bands of :func:`chronorank.temporal._in_force_range`, as one expression.
+
+    Band weight = base + width x kernel(age x factor); for a bounded period the first band is
+    split into pages published inside it (1 - slope x fraction) and pages carried in.
+    """
+    from chronorank.temporal import BAND_AT_END_SPLIT, BAND_WEIGHTS
+
+    before = cx.Cond("start", "lt", ref)
+    open_or_late = cx.add(cx.Cond("end", "empty"), cx.Cond("end", "ge", ref))
+    at_end = cx.mul(before, open_or_late)
+    after = cx.Cond("start", "ge", ref)
+    bounded = math.isfinite(lo)
+    ended_early = cx.Cond("end", "lt", ref)
+    inside = cx.mul(before, cx.Cond("end", "gt", lo), ended_early) if bounded else cx.mul(before, ended_early)
+
+    def band(i: int, age: cx.Expr, base: float | None = None, width: float | None = None) -> cx.Expr:
+        b, w = BAND_WEIGHTS[i]
+        b = b if base is None else base
+        w = w if width is None else width
+        return cx.add(b, cx.mul(w, _kernel(kernel, cx.mul(factor, cx.maximum(age, 0.0)), client)))
+
+    since_start = cx.add(ref, cx.neg(start))
+    parts = [
+        cx.mul(inside, band(1, cx.add(ref, cx.neg(end)))),
+        cx.mul(after, band(2, cx.add(start, -ref))),
+    ]
+    if bounded:
+        new = cx.mul(at_end, cx.Cond("start", "ge", lo))
+        # carried in from before the period: in force only when a validity end says so (the
+        # engine has no relative recency); an open-ended one takes the lowest band
+        carried = cx.mul(before, cx.Cond("end", "ge", ref), cx.Cond("start", "lt", lo))
+        unknown = cx.mul(before, cx.Cond("end", "empty"), cx.Cond("start", "lt", lo))
+        parts.append(cx.mul(unknown, band(3, cx.add(lo, cx.neg(start)))))
+        frac = cx.clamp(cx.mul(1.0 / (ref - lo), since_start), 0.0, 1.0) if ref > lo else cx.Const(1.0)
+        parts.append(cx.mul(new, cx.add(1.0, cx.mul(-slope, frac))))
+        parts.append(cx.mul(carried, band(0, since_start, width=BAND_AT_END_SPLIT - BAND_WEIGHTS[0][0])))
+        parts.append(cx.mul(before, cx.Cond("end", "le", lo), band(3, cx.add(lo, cx.neg(end)))))
+    else:
+        parts.append(cx.mul(at_end, band(0, since_start)))
+    return cx.add(*parts)
+
+
 def lead_share(index_cfg: Any) -> float:
     """The lead's weight as ``_fuse`` applies it: ``lead_weight x present / full``, where
     present counts the dense and keyword weights whose signal exists. A store always has both
@@ -713,11 +746,18 @@ def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
 
 
 def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
-    if intent is not None:
-        return intent
-    from chronorank.intent import parse as parse_intent
+    if intent is None:
+        from chronorank.intent import parse as parse_intent
 
-    return parse_intent(query, now=now_s)
+        intent = parse_intent(query, now=now_s)
+    if intent.anchor is not None and intent.target is None:
+        # "before the v2 change": a store cannot date the anchor through the corpus in one
+        # query (the index and the reranker do), so time is off rather than wrong; pass an
+        # intent with a target (TemporalIndex.search(...).meta["intent"]) to apply it
+        import dataclasses
+
+        intent = dataclasses.replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05))
+    return intent
 
 
 def check_query(query: Any, k: Any) -> None:

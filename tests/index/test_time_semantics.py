@@ -1,0 +1,160 @@
+"""Issue 16: the five cases a new user met on versioned policy, pricing, SLA and API pages.
+
+Each case runs through the Python API and through ``chronorank index`` / ``chronorank search``
+on the committed fixture (``benchmarks/data/time_semantics``, 35 pages, default MiniLM index).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from chronorank.cli import main
+from chronorank.eval.datasets import load_corpus
+from chronorank.index import TemporalIndex
+
+CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "time_semantics" / "corpus.jsonl"
+NOW = "2026-08-20"
+TOPIC = {d["id"]: d["metadata"]["topic"] for d in load_corpus(CORPUS)}
+
+
+@pytest.fixture(scope="module")
+def indexes():
+    docs = load_corpus(CORPUS)
+    plain = TemporalIndex()
+    plain.add(docs)
+    keyed = TemporalIndex(group_key="doc_key")
+    keyed.add(docs, vectors=plain._snap.vectors)
+    return {"plain": plain, "keyed": keyed}
+
+
+@pytest.fixture(scope="module")
+def cli_index(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ts") / "idx"
+    assert main(["index", str(CORPUS), "--out", str(out)]) == 0
+    keyed = out.parent / "idx-keyed"
+    assert main(["index", str(CORPUS), "--out", str(keyed), "--group-key", "doc_key"]) == 0
+    return {"plain": out, "keyed": keyed}
+
+
+def cli_ids(capsys, path, query, k=3):
+    capsys.readouterr()
+    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
+    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+
+
+def cli_explain(capsys, path, query, k=4):
+    capsys.readouterr()
+    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--explain"]) == 0
+    return capsys.readouterr().out
+
+
+# 1. a period asks what was in force during it ----------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["plain", "keyed"])
+def test_a_period_returns_the_page_in_force_through_it(indexes, cli_index, capsys, which):
+    q = "what was the refund policy in 2022"
+    api = [h.id for h in indexes[which].search(q, k=3, now=NOW)]
+    cli = cli_ids(capsys, cli_index[which], q)
+    for ids in (api, cli):
+        # published 2021-01-05 and in force all through 2022, above the page published 2023-07-01
+        assert ids[0] == "refund-2021"
+        assert ids.index("refund-2021") < ids.index("refund-2023") if "refund-2023" in ids else True
+    assert indexes[which].search("what was the refund policy as of 2022", k=1, now=NOW)[0].id == "refund-2021"
+
+
+# 2. before / after a version or an event -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    ("how did authentication work before the v2 change", "auth-v1"),
+    ("how does authentication work since the migration to OAuth", "auth-v2"),
+    ("rate limits after the 2.0 release", "ratelimit-v2"),
+    ("how did login work before September 2024", "auth-v1"),
+])
+def test_before_and_after_a_version_or_an_event(indexes, cli_index, capsys, query, want):
+    hits = indexes["plain"].search(query, k=3, now=NOW)
+    assert hits[0].id == want
+    assert hits.meta["intent"].mode == "range"
+    assert cli_ids(capsys, cli_index["plain"], query)[0] == want
+
+
+def test_a_version_anchor_is_dated_through_the_corpus(indexes, cli_index, capsys):
+    hits = indexes["plain"].search("how did authentication work before the v2 change", k=3, now=NOW)
+    intent = hits.meta["intent"]
+    assert intent.anchor is not None and intent.anchor.text == "v2 change"
+    assert intent.target is not None and intent.target.end == pytest.approx(1726444800.0)  # 2024-09-16
+    assert "dated 2024-09-16" in hits.meta["anchor"]
+    text = cli_explain(capsys, cli_index["plain"], "how did authentication work before the v2 change")
+    assert re.search(r"anchor: before 'v2 change': dated 2024-09-16 by \S+", text)
+
+
+# 3. topic first: time reorders on-topic pages, never lifts an off-topic one ------------------
+
+
+@pytest.mark.parametrize(("query", "topic"), [
+    ("what is the current price of the pro plan", "pricing"),
+    ("what was the price of the pro plan in 2022", "pricing"),
+    ("API rate limit as of March 2023", "api"),
+])
+def test_time_never_lifts_another_topic_into_the_top_three(indexes, cli_index, capsys, query, topic):
+    for which in ("plain", "keyed"):
+        ids = [h.id for h in indexes[which].search(query, k=3, now=NOW)]
+        assert [TOPIC[i] for i in ids] == [topic] * 3, (which, ids)
+    assert [TOPIC[i] for i in cli_ids(capsys, cli_index["plain"], query)] == [topic] * 3
+
+
+def test_an_off_topic_page_stays_below_every_on_topic_page(indexes):
+    hits = indexes["plain"].search("what is the current price of the pro plan", k=35, now=NOW)
+    on = list(hits.meta["on_topic"])
+    # every on-topic page first, whatever its age
+    assert on == sorted(on, reverse=True) and any(on) and not all(on)
+    assert "on topic = fused similarity >= 0.5" in hits.meta["topic_rule"]
+
+
+# 4. an undated page that is the one on topic stays reachable ---------------------------------
+
+
+def test_the_undated_on_topic_page_ranks_first(indexes, cli_index, capsys):
+    hits = indexes["plain"].search("why did pricing change", k=3, now=NOW)
+    assert hits[0].id == "pricing-why"
+    assert cli_ids(capsys, cli_index["plain"], "why did pricing change")[0] == "pricing-why"
+    assert [TOPIC[h.id] for h in hits] == ["pricing"] * 3
+
+
+# 5. explanations a person reads --------------------------------------------------------------
+
+
+def test_explanations_name_the_reference_and_never_show_a_negative_age(indexes, cli_index, capsys):
+    text = cli_explain(capsys, cli_index["keyed"], "what was the refund policy in 2022")
+    assert "ages count from the period's end (2023-01-01)" in text
+    assert "published 2023-07-01, 181 days after the period" in text
+    assert not re.search(r"(?<![\w-])-\d+\s*d(ays)?\b", text) and "d old" not in text
+    legend = text.strip().splitlines()[-1]
+    for term in ("score", "similarity", "time factor", "fused", "dense", "bm25", "lead", "gate",
+                 "effective strength"):
+        assert f"{term} = " in legend, term
+    api = indexes["keyed"].search("what was the refund policy in 2022", k=4, now=NOW)
+    assert api.explain() == text.rstrip("\n")
+    records = api.explain_records()
+    assert records[0]["age_from"] == "the period's end (2023-01-01)"
+    assert records[0]["period"] == "in force at the period's end"
+    assert not any(re.search(r"(?<![\w-])-\d", r["age_text"]) for r in records)  # no negative number
+
+
+def test_an_expired_page_says_so_and_an_undated_one_says_undated_once(indexes, cli_index, capsys):
+    text = cli_explain(capsys, cli_index["plain"], "how long do you keep server logs", k=2)
+    # the 2020 privacy page expired on 2024-02-01: the age counts from its expiry, said in words
+    assert "published 2020-05-10; its validity ended 931 days before now (2026-08-20)" in text
+    # time is off for this question: no time factor or decay line
+    assert "time: off" in text and "time factor" not in text.split("legend:")[0]
+    assert "effective strength" not in text.split("legend:")[0] and "decay" not in text.split("legend:")[0]
+    undated = cli_explain(capsys, cli_index["plain"], "why did pricing change", k=1)
+    line = next(x for x in undated.splitlines() if x.startswith("1. pricing-why"))
+    assert line.count("undated") == 1
+    rec = indexes["plain"].search("why did pricing change", k=1, now=NOW).explain_records()[0]
+    assert rec["age_text"] == "undated" and rec["date"] is None
