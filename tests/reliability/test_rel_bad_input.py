@@ -106,7 +106,10 @@ def test_now_that_is_not_a_time_is_a_clear_error():
 
 def test_extreme_now_values_work():
     for now in ("0001-01-01", "9999-12-31"):
-        assert len(TemporalReranker().rerank("latest", docs(0.5, 0.4), now=now)) == 2
+        assert len(TemporalReranker(future="clamp").rerank("latest", docs(0.5, 0.4), now=now)) == 2
+    # by default a past reference time leaves out what did not exist yet: in year 1, nothing
+    assert len(TemporalReranker().rerank("latest", docs(0.5, 0.4), now="0001-01-01")) == 0
+    assert len(TemporalReranker().rerank("latest", docs(0.5, 0.4), now="9999-12-31")) == 2
 
 
 # ------------------------------------------------------------------ queries

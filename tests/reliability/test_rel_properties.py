@@ -213,11 +213,14 @@ def test_rerank_is_a_permutation_and_top_k_is_a_prefix(rows, top_k, q, missing, 
 @given(cands)
 def test_rerank_strength_zero_keeps_similarity_order(rows):
     assume(rows)
-    r = TemporalReranker(strength=0.0)
     docs = [{"id": i, "score": s, "date": t} for i, (s, t) in enumerate(rows)]
-    got = r.rerank("latest", docs, now=NOW).ranked_ids
+    got = TemporalReranker(strength=0.0, future="clamp").rerank("latest", docs, now=NOW).ranked_ids
     want = sorted(range(len(rows)), key=lambda i: (-rows[i][0], i))
     assert got == want
+    # the default leaves out what was dated after the (past) reference time, and only that
+    kept = TemporalReranker(strength=0.0).rerank("latest", docs, now=NOW).ranked_ids
+    later = parse_times([t for _, t in rows]) > to_epoch(NOW)
+    assert kept == [i for i in want if not later[i]]
 
 
 def test_rerank_rejects_negative_top_k():
