@@ -7,7 +7,13 @@ import pytest
 
 from chronorank.errors import InvalidInput
 from chronorank.index import IndexConfig, TemporalIndex
-from chronorank.index.core import _is_burst, _shaped
+from chronorank.index.core import (
+    BURST_MIN_HALF_LIFE,
+    _burst_scale,
+    _current_event,
+    _may_be_current,
+    _shaped,
+)
 
 DAY = 86400.0
 
@@ -30,13 +36,19 @@ def test_long_questions_fade_them_linearly_to_off_at_twice_the_length():
 
 def test_burst_when_the_best_matches_crowd_the_recent_past():
     now = 1000 * DAY
-    times = now - np.linspace(1, 1000, 100) * DAY  # one document every ~10 days
+    ages = np.linspace(1, 1000, 100)  # one document every ~10 days
+    times = now - ages * DAY
     sim = np.zeros(100)
-    sim[:10] = 1.0  # the ten newest match best
-    assert _is_burst(sim, times, now, 0.5, past_only=True)
+    sim[:3] = 1.0  # this week's three reports ...
+    sim[50:57] = 0.9  # ... among older background stories on the subject
+    assert _burst_scale(sim, times, now, 0.1, past_only=True) == pytest.approx(np.median(ages[[0, 1, 2, *range(50, 57)]]))
     spread = np.zeros(100)
     spread[::10] = 1.0  # the best matches spread like the collection
-    assert not _is_burst(spread, times, now, 0.5, past_only=True)
+    assert _burst_scale(spread, times, now, 0.1, past_only=True) is None
+    two = np.zeros(100)
+    two[:2] = 1.0
+    two[50:58] = 0.9  # only two recent matches: the third-newest is old
+    assert _burst_scale(two, times, now, 0.1, past_only=True) is None
 
 
 def test_burst_ignores_documents_after_a_past_reference_time():
@@ -47,23 +59,58 @@ def test_burst_ignores_documents_after_a_past_reference_time():
     spread = np.zeros(100)
     spread[::10] = 0.5  # what existed matches across the years; the unborn match best
     sim = np.concatenate([spread, np.ones(20)])
-    assert _is_burst(sim, times, now, 0.5, past_only=False)
-    assert not _is_burst(sim, times, now, 0.5, past_only=True)
+    assert _burst_scale(sim, times, now, 0.1, past_only=False) is not None
+    assert _burst_scale(sim, times, now, 0.1, past_only=True) is None
 
 
 def test_a_small_collection_is_never_a_burst():
     times = np.array([0.0, DAY, 2 * DAY])
-    assert not _is_burst(np.array([1.0, 0.0, 0.0]), times, 3 * DAY, 0.5, past_only=True)
+    assert _burst_scale(np.array([1.0, 1.0, 1.0]), times, 3 * DAY, 0.1, past_only=True) is None
+
+
+def _intent(mode, target=None, sensitivity=0.3, spans=()):
+    from chronorank.types import Intent
+
+    return Intent(query="q", mode=mode, target=target, time_sensitivity=sensitivity, spans=spans)
+
+
+def test_which_intents_the_burst_test_may_change():
+    from chronorank.types import Interval
+
+    now = 1000 * DAY
+    assert _may_be_current(_intent("timeless"), now)
+    assert _may_be_current(_intent("recent"), now)
+    this_week = Interval(now - 3 * DAY, now + 4 * DAY)
+    assert _may_be_current(_intent("range", this_week), now)
+    assert not _may_be_current(_intent("range", Interval(now - 400 * DAY, now - 35 * DAY)), now)  # "in 2021"
+    assert not _may_be_current(_intent("specific"), now)
+    assert not _may_be_current(_intent("as_of", Interval(now - 40 * DAY, now - 39 * DAY)), now)
+
+
+def test_a_current_event_is_recent_at_full_sensitivity_on_the_bursts_time_scale():
+    from chronorank.kernels import get_kernel
+    from chronorank.temporal import TemporalConfig
+    from chronorank.types import Interval
+
+    tcfg = TemporalConfig(kernel=get_kernel("exponential(half_life_days=180)"), relative_recency=0.85)
+    intent, cfg = _current_event(_intent("range", Interval(0.0, 7 * DAY)), tcfg, scale=60.0)
+    assert (intent.mode, intent.target, intent.time_sensitivity) == ("recent", None, 1.0)
+    assert cfg.kernel.half_life() == pytest.approx(0.5 * 60.0) and cfg.relative_recency is None
+    _, tight = _current_event(_intent("timeless"), tcfg, scale=2.0)
+    assert tight.kernel.half_life() == pytest.approx(BURST_MIN_HALF_LIFE)
+    _, wide = _current_event(_intent("timeless"), tcfg, scale=1000.0)
+    assert wide.kernel.half_life() == pytest.approx(180.0)  # never lengthened
 
 
 def test_a_timeless_question_about_a_recent_event_gets_recency():
-    # 60 old documents on other things, and three on the event: one stale, two this week
+    # 60 old documents on other things, and three on the event: one stale, three this week
     docs = [{"id": f"old{i}", "text": f"archive note {i} about gardening and soup", "date": f"20{10 + i % 12}-03-0{1 + i % 8}"}
             for i in range(60)]
     docs += [
         {"id": "stale", "text": "The harbour bridge reopened to traffic after repairs", "date": "2015-05-01"},
         {"id": "fresh", "text": "The harbour bridge reopened to traffic after repairs", "date": "2023-02-27"},
         {"id": "fresh2", "text": "Harbour bridge reopened to traffic after repairs", "date": "2023-02-26"},
+        {"id": "fresh3", "text": "Traffic back on the harbour bridge, reopened after repairs", "date": "2023-02-25"},
     ]
     idx = TemporalIndex(embedder=None)
     idx.add(docs)

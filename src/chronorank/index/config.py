@@ -39,9 +39,11 @@ Query shape (``short_query_terms = n``, 6): the lead field, ``idf_power`` and th
 margin are name-lookup mechanisms; they apply in full to queries of up to n distinct known
 terms and fade linearly to off at 2n (see ``core._shaped`` for the measurement).
 
-Temporal burst (``burst_ratio = r``, 0.5): a query the intent parser calls ``timeless`` with
-no time expression is treated as ``recent`` when its 10 best matches are much newer (median
-age under r x) than the collection (``core._is_burst``).
+Temporal burst (``burst_ratio = r``, 0.1): a query the intent parser calls ``timeless`` (with
+no time expression), ``recent``, or a period up to now ("this week") is a current-event query
+when three of its 10 best matches are newer than the newest share r of the collection
+(``core._burst_scale``): it becomes ``recent`` at full sensitivity with a half-life set by
+those matches' ages (``core._current_event``).
 
 Topic first (:func:`chronorank.temporal.topic_first`, every query, when the index has keyword
 scores): a document is *on topic* when its fused similarity is at least ``topical_margin`` x
@@ -115,7 +117,7 @@ class IndexConfig:
     topical_margin: float | None = 0.5
     tie_break: float = 0.02
     short_query_terms: int | None = 6
-    burst_ratio: float | None = 0.5
+    burst_ratio: float | None = 0.1
     topic_floor: float | None = 0.75
     topic_lead_floor: float | None = 0.5
     time_field: str = "auto"
@@ -161,7 +163,7 @@ class IndexConfig:
         if self.burst_ratio is not None and not (
             isinstance(self.burst_ratio, (int, float)) and 0 < self.burst_ratio < 1
         ):
-            raise InvalidInput(f"burst_ratio={self.burst_ratio!r}; expected a number in (0, 1) such as 0.5, or none.")
+            raise InvalidInput(f"burst_ratio={self.burst_ratio!r}; expected a number in (0, 1) such as 0.1, or none.")
         if self.time_field not in TIME_FIELDS:
             raise InvalidInput(f"time_field={self.time_field!r}; use one of {list(TIME_FIELDS)}.")
         known = set(_temporal_fields())
