@@ -567,7 +567,10 @@ class TemporalIndex:
                     f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
                     "embedder; give every document a vector or create the index with an embedder."
                 )
-            emb = np.asarray(self.embedder.embed([records[i]["text"] for i in todo]), dtype=np.float32)
+            from chronorank.index.embed_cache import embed_documents
+
+            # through the on-disk embedding cache (off: CHRONORANK_EMBED_CACHE=off), with progress
+            emb = embed_documents(self.embedder, [records[i]["text"] for i in todo])
             if emb.shape != (len(todo), dim):
                 raise InvalidInput(
                     f"embedder {self.embedder.name!r} returned shape {emb.shape}, expected {(len(todo), dim)}."
