@@ -224,9 +224,13 @@ class TemporalIndex:
             replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
             keep[replaced] = False
             base = _compact(old, keep) if replaced else old
+            # the lead field's lengths are derived here, at build time, and saved with the
+            # index (a first query after a load then analyses nothing); a base loaded from an
+            # older index without them keeps them lazy
             lead_len = None
-            if base.lead_len is not None:  # keep it incremental once it exists
-                lead_len = np.concatenate([base.lead_len, lead_lengths(r["text"] for r in records)])
+            if base.lead_len is not None or not len(base):
+                new_lead = lead_lengths(r["text"] for r in records)
+                lead_len = new_lead if base.lead_len is None else np.concatenate([base.lead_len, new_lead])
             self._snap = _Snapshot(
                 records=base.records + records,
                 vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
