@@ -215,9 +215,11 @@ class TemporalIndex:
         with self._write_lock:
             old = self._snap
             new_vecs = self._vectors_for(old, records, given, dim)
-            from chronorank.index.text import analyze_many
+            from chronorank.index.text import analyze_documents
 
-            terms = analyze_many((r["text"] for r in records), prefixes=True)
+            texts = [r["text"] for r in records]
+            # the lead's length comes from the same pass (equal to lead_lengths: property test)
+            terms, new_lead = analyze_documents(texts, [lead_cut(t) for t in texts])
             t_ids, t_ptr = encode_terms(terms, self._vocab)
             n_terms = len(self._vocab)
             keep = np.ones(len(old), dtype=bool)
@@ -229,8 +231,8 @@ class TemporalIndex:
             # older index without them keeps them lazy
             lead_len = None
             if base.lead_len is not None or not len(base):
-                new_lead = lead_lengths(r["text"] for r in records)
-                lead_len = new_lead if base.lead_len is None else np.concatenate([base.lead_len, new_lead])
+                lead_arr = np.asarray(new_lead, dtype=np.int64)
+                lead_len = lead_arr if base.lead_len is None else np.concatenate([base.lead_len, lead_arr])
             self._snap = _Snapshot(
                 records=base.records + records,
                 vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
@@ -766,14 +768,17 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 
 
-def lead_lengths(texts: Iterable[str], scan: int = 400) -> np.ndarray:
+def lead_cut(text: str, scan: int = 400) -> int:
+    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
+    m = _SENTENCE_END.search(text, 0, scan)
+    return m.start() if m else min(len(text), scan)
+
+
+def lead_lengths(texts: Iterable[str]) -> np.ndarray:
     """Number of index terms in each text's first sentence or line (its title, in effect)."""
     from chronorank.index.text import analyze_many
 
-    heads = []
-    for text in texts:
-        m = _SENTENCE_END.search(text, 0, scan)
-        heads.append(text[: m.start()] if m else text[:scan])
+    heads = [text[: lead_cut(text)] for text in texts]
     return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 
