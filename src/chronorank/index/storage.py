@@ -644,17 +644,23 @@ def _load_once(
         term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
         _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
         _check_range(root, "term_ids.npy", term_ids, n_terms)
-        indptr = arr("bm25_indptr.npy", (n_terms + 1,))
-        nnz = int(indptr[-1])
-        if not 0 <= nnz <= int(files["bm25_indices.npy"]["bytes"]) // 4:
-            raise _corrupt(root, f"bm25_indptr.npy ends at {nnz}, beyond bm25_indices.npy")
-        _check_pointer(root, "bm25_indptr.npy", indptr, nnz)
-        indices = arr("bm25_indices.npy", (nnz,))
-        _check_range(root, "bm25_indices.npy", indices, n)
-        data = arr("bm25_data.npy", (nnz,))
-        if data.size and not bool(np.isfinite(data).all()):
-            raise _corrupt(root, "bm25_data.npy holds NaN or infinite scores")
-        bm = Bm25Matrix(data, indices, indptr, n)
+
+        def csc(prefix: str) -> Bm25Matrix:
+            """A score matrix's three files (``{prefix}_indptr/_indices/_data.npy``), each
+            checked against the others before use."""
+            ptr = arr(f"{prefix}_indptr.npy", (n_terms + 1,))
+            nnz = int(ptr[-1])
+            if not 0 <= nnz <= int(files[f"{prefix}_indices.npy"]["bytes"]) // 4:
+                raise _corrupt(root, f"{prefix}_indptr.npy ends at {nnz}, beyond {prefix}_indices.npy")
+            _check_pointer(root, f"{prefix}_indptr.npy", ptr, nnz)
+            rows = arr(f"{prefix}_indices.npy", (nnz,))
+            _check_range(root, f"{prefix}_indices.npy", rows, n)
+            data = arr(f"{prefix}_data.npy", (nnz,))
+            if data.size and not bool(np.isfinite(data).all()):
+                raise _corrupt(root, f"{prefix}_data.npy holds NaN or infinite scores")
+            return Bm25Matrix(data, rows, ptr, n)
+
+        bm = csc("bm25")
         lead_len = None
         if "lead_len.npy" in files:
             lead_len = arr("lead_len.npy", (n,))
@@ -665,17 +671,7 @@ def _load_once(
             tokens: Any = lead_info.get("tokens") if isinstance(lead_info, dict) else None
             if not (all(f in files for f in _LEAD_MATRIX) and _is_int(tokens) and tokens >= 1 and lead_len is not None):
                 raise _corrupt(root, "the lead matrix files, lead_len.npy and manifest.json's lead entry disagree")
-            lptr = arr("lead_indptr.npy", (n_terms + 1,))
-            lnnz = int(lptr[-1])
-            if not 0 <= lnnz <= int(files["lead_indices.npy"]["bytes"]) // 4:
-                raise _corrupt(root, f"lead_indptr.npy ends at {lnnz}, beyond lead_indices.npy")
-            _check_pointer(root, "lead_indptr.npy", lptr, lnnz)
-            lidx = arr("lead_indices.npy", (lnnz,))
-            _check_range(root, "lead_indices.npy", lidx, n)
-            ldata = arr("lead_data.npy", (lnnz,))
-            if ldata.size and not bool(np.isfinite(ldata).all()):
-                raise _corrupt(root, "lead_data.npy holds NaN or infinite scores")
-            lead_m = (int(tokens), Bm25Matrix(ldata, lidx, lptr, n))
+            lead_m = (int(tokens), csc("lead"))
     finally:
         for fh in handles.values():
             fh.close()  # np.memmap keeps its own mapping
