@@ -1,6 +1,8 @@
 """Reranking speed: chronorank vs tdw-rag 0.1.0, side by side in one run.
 
-1k, 10k and 100k dict candidates with ISO date strings; the reference time is pinned.
+1k, 10k and 100k dict candidates with ISO date strings (``--formats date``) and full ISO
+timestamps (``iso-timestamp``: a mix of ``...Z``, ``+02:00``, ``.123456Z`` and ``.5-05:30``
+tails); the reference time is pinned.
 Reports the median of several repeats for each library and the ratio, plus chronorank on
 pre-parsed columns (float epoch seconds), and the cost of materialising every Hit. The
 two libraries alternate repeat by repeat; the headline ratio is the steady state (each
@@ -8,7 +10,8 @@ timed call follows an untimed call of itself, as ``timeit`` measures), and
 ``right_after_the_peer`` is the same pair timed back to back, where chronorank runs in the
 caches the peer's allocations left behind.
 
-    python benchmarks/rerank_speed.py [--repeats 7] [--out benchmarks/results/rerank_speed.json]
+    python benchmarks/rerank_speed.py [--repeats 7] [--formats date,iso-timestamp]
+        [--out benchmarks/results/rerank_speed.json]
 """
 
 from __future__ import annotations
@@ -29,16 +32,29 @@ NOW = datetime(2026, 8, 1, tzinfo=timezone.utc)
 QUERY = "what does the pro plan cost right now"
 
 
-def make_candidates(n: int, seed: int = 0) -> list[dict]:
+TIMESTAMP_TAILS = np.array(["Z", "+02:00", ".123456Z", ".5-05:30"])
+
+
+def make_candidates(n: int, seed: int = 0, form: str = "date") -> list[dict]:
     rng = np.random.default_rng(seed)
     days = rng.integers(0, 3650, n)
     base = np.datetime64("2026-08-01")
     dates = np.datetime_as_string(base - days.astype("timedelta64[D]"), unit="D")
+    if form == "iso-timestamp":
+        secs = rng.integers(0, 86400, n).astype("timedelta64[s]")
+        clock = np.datetime_as_string(dates.astype("datetime64[s]") + secs, unit="s")
+        dates = np.char.add(clock, TIMESTAMP_TAILS[rng.integers(0, len(TIMESTAMP_TAILS), n)])
+    elif form != "date":
+        raise SystemExit(f"unknown format {form!r}; use date or iso-timestamp")
     scores = rng.random(n)
     return [
         {"id": f"doc-{i}", "score": float(scores[i]), "date": str(dates[i]), "text": f"document {i}"}
         for i in range(n)
     ]
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
 
 def median_time(fn, repeats: int) -> float:
@@ -81,6 +97,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--formats", default="date,iso-timestamp")
     ap.add_argument("--out", default="benchmarks/results/rerank_speed.json")
     args = ap.parse_args()
 
@@ -91,9 +108,9 @@ def main() -> None:
 
     ours = TemporalReranker("exponential(half_life_days=180)", gate=0.8)
     rows = []
-    for n in [int(s) for s in args.sizes.split(",")]:
-        cands = make_candidates(n)
-        row: dict = {"n": n}
+    for form, n in [(f, int(s)) for f in args.formats.split(",") for s in args.sizes.split(",")]:
+        cands = make_candidates(n, form=form)
+        row: dict = {"format": form, "n": n}
         # rerank() ranks every candidate; hits are built lazily, so read the top 10 as a caller would
         def run_ours() -> object:
             return ours.rerank(QUERY, cands, now=NOW)[:10]
@@ -103,7 +120,7 @@ def main() -> None:
             lambda: list(ours.rerank(QUERY, cands, now=NOW)), max(3, args.repeats // 2)
         )
         scores = np.array([c["score"] for c in cands])
-        times = np.array([datetime.fromisoformat(c["date"]).replace(tzinfo=timezone.utc).timestamp() for c in cands])
+        times = np.array([_aware(datetime.fromisoformat(c["date"])).timestamp() for c in cands])
         row["chronorank_columns_s"] = median_time(
             lambda: ours.rerank_columns(QUERY, scores, times, now=NOW, top_k=10), args.repeats
         )
@@ -127,7 +144,7 @@ def main() -> None:
         row["chronorank_us_per_candidate"] = row["chronorank_s"] / n * 1e6
         rows.append(row)
         print(
-            f"n={n:>7}  chronorank {row['chronorank_s'] * 1e3:8.2f} ms"
+            f"{form:>13} n={n:>7}  chronorank {row['chronorank_s'] * 1e3:8.2f} ms"
             f"  (all hits {row['chronorank_all_hits_s'] * 1e3:8.2f} ms, columns {row['chronorank_columns_s'] * 1e3:6.2f} ms)"
             + (f"  tdw-rag {row['tdw_rag_s'] * 1e3:9.2f} ms  ratio {row['ratio']:6.1f}x"
                f" (all hits {row['ratio_all_hits']:5.1f}x; right after the peer"

@@ -7,9 +7,15 @@ as ``.ci/run`` does; ``-m slow`` or ``-m browser`` selects them by marker as usu
 
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Any
 
 OPT_IN = ("slow", "browser")
+
+# the embedding cache (chronorank.index.embed_cache) of a test run lives in a scratch
+# directory, never in the user's cache; tests of the cache set their own
+os.environ.setdefault("CHRONORANK_EMBED_CACHE", tempfile.mkdtemp(prefix="chronorank-test-embeddings-"))
 
 
 def pytest_addoption(parser: Any) -> None:

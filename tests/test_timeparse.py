@@ -311,3 +311,87 @@ def test_batch_agrees_with_scalar_on_generated_datetimes(dts, form, anchor):
 def test_datetime_round_trip(dt):
     assert parse_time(dt) == dt
     assert parse_time(dt.isoformat()) == dt
+
+
+# full ISO timestamps take their own vectorised path (_iso_timestamps): it must agree to the
+# bit with the general batch path and the scalar parser on well-formed and malformed rows
+
+
+def _stamp_parts():
+    """A valid date and clock with any fraction and offset (well formed or not), then maybe one
+    character replaced, so nearly valid rows are common."""
+    digits = st.integers(0, 99).map(lambda v: f"{v:02d}")
+    frac = st.one_of(st.just(""), st.tuples(st.sampled_from(".,"), st.text("0123456789", min_size=0, max_size=11))
+                     .map("".join))
+    offset = st.one_of(
+        st.sampled_from(["", "Z", "z", "+00:00", "-00:00", "+0530", "-12", "+24", "-99", "+2400", "+24:00",
+                         "+05:60", "Q", "+5:30", " "]),
+        st.tuples(st.sampled_from("+-"), digits, st.sampled_from([":", ""]), digits).map("".join),
+    )
+    stamp = st.tuples(
+        st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+        st.sampled_from(["T", "t", " ", "_"]), frac, offset,
+    ).map(lambda p: p[0].isoformat(sep=p[1], timespec="seconds") + p[2] + p[3])
+
+    def poke(s_pos_ch):
+        s, pos, ch = s_pos_ch
+        i = pos % len(s)
+        return s[:i] + ch + s[i + 1:]
+
+    poked = st.tuples(stamp, st.integers(0, 40), st.sampled_from(list("09:-+.TZ /a\x00"))).map(poke)
+    return st.one_of(stamp, poked)
+
+
+def _realistic_stamp():
+    return st.tuples(
+        st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+        st.sampled_from(["T", " "]),
+        st.sampled_from(["seconds", "milliseconds", "microseconds", "auto"]),
+        st.sampled_from(["", "Z", "+02:00", "-0930", "+05", "-00:00"]),
+    ).map(lambda p: p[0].isoformat(sep=p[1], timespec=p[2]) + p[3])
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.one_of(_stamp_parts(), _realistic_stamp(), _realistic_stamp().map(lambda s: s[:-1])),
+             min_size=1, max_size=30),
+    st.sampled_from(["UTC", "Europe/Paris"]),
+    st.sampled_from(["start", "mid", "end"]),
+)
+def test_iso_timestamp_path_agrees_with_general_and_scalar(texts, tz, anchor):
+    from chronorank.timeparse import _batch_strings, _iso_timestamps, resolve_tz
+
+    got = parse_times(texts, tz=tz, anchor=anchor)
+    general = _batch_strings(list(texts), resolve_tz(tz), None, anchor, False)
+    scalar = np.array([to_epoch(t, tz=tz, anchor=anchor) for t in texts])
+    np.testing.assert_array_equal(got, general)
+    np.testing.assert_array_equal(got, scalar)
+    # every row the fast path accepts is a real time, equal to the scalar parser's
+    fast = _iso_timestamps(list(texts), resolve_tz(tz))
+    assert fast is not None
+    out, ok = fast
+    np.testing.assert_array_equal(out[ok], scalar[ok])
+
+
+@given(st.lists(_realistic_stamp(), min_size=1, max_size=30))
+def test_iso_timestamp_path_takes_well_formed_utc_rows(texts):
+    from chronorank.timeparse import _iso_timestamps
+
+    fast = _iso_timestamps(texts, UTC)
+    assert fast is not None
+    assert fast[1].all(), [t for t, k in zip(texts, fast[1]) if not k]
+
+
+def test_iso_timestamp_strict_names_the_bad_row():
+    values = ["2024-03-01T12:30:00Z"] * 5 + ["2024-13-01T12:30:00Z"] + ["2024-03-01T12:30:00.5+01:00"]
+    with pytest.raises(InvalidInput, match=r"values\[5\]"):
+        parse_times(values, strict=True)
+    got = parse_times(values)
+    assert math.isnan(got[5]) and got[0] == 1709296200.0 and got[6] == 1709296200.5 - 3600
+
+
+def test_iso_timestamp_outside_utc_localises_naive_rows():
+    values = ["2024-07-01T12:00:00", "2024-07-01T12:00:00Z", "2024-07-01T12:00:00+02:00"]
+    got = parse_times(values, tz="Europe/Paris")
+    # Paris is UTC+2 in July: all three are the same instant
+    assert got[0] == got[1] - 7200 == got[2]

@@ -150,6 +150,7 @@ def rerank_speed(results: Path) -> str | None:
     rows = []
     for r in data["rows"]:
         rows.append([
+            {"iso-timestamp": "ISO timestamps"}.get(r.get("format", "date"), "ISO dates"),
             count(r["n"]),
             ms_from_s(r["chronorank_s"]),
             ms_from_s(r["tdw_rag_s"]),
@@ -158,7 +159,7 @@ def rerank_speed(results: Path) -> str | None:
             ratio(r.get("ratio_all_hits")),
             ms_from_s(r.get("chronorank_columns_s")),
         ])
-    header = ["candidates", "chronorank ms", "tdw-rag ms", "speedup",
+    header = ["times", "candidates", "chronorank ms", "tdw-rag ms", "speedup",
               "speedup, right after the peer", "speedup, every hit materialised", "chronorank columns ms"]
     return block(
         "Rerank speed",

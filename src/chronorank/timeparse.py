@@ -892,6 +892,98 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
     return _anchor_values(start, start + 86400.0, anchor)
 
 
+def _iso_timestamps(seq: Sequence[Any], tzi: tzinfo) -> tuple[np.ndarray, np.ndarray] | None:
+    """Full ISO timestamps -- ``YYYY-MM-DD[T ]HH:MM:SS[.f{1,9}][Z|±HH|±HHMM|±HH:MM]``, mixed
+    lengths -- parsed from one joined byte buffer: ``(epoch_seconds, ok)``.
+
+    Each row is one 32-byte window of the buffer: the 19-character head is checked eight
+    bytes at a time (SWAR) and read column by column, the offset from the row's last six
+    bytes. Timing on 2 busy cores: 10k mixed timestamps in ~1.5 ms against ~4.5 ms through
+    ``_iso_fast`` (``benchmarks/rerank_speed.py``, iso-timestamp rows). Rows that do not
+    fit (or, outside UTC, carry no offset) have ``ok=False`` for the general parser. Values are integer microseconds, as in ``_iso_fast``, so both
+    paths agree to the bit. None when the column is not all ASCII strings.
+    """
+    n = len(seq)
+    try:
+        raw = "\n".join(seq).encode("ascii")
+    except (TypeError, UnicodeEncodeError):
+        return None
+    buf = np.frombuffer(b"\n" * 8 + raw + b"\n" * 40, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)[7:-39]  # the separators, framed by the padding
+    if nl.shape[0] != n + 1:  # a value holding a newline
+        return None
+    out = np.empty(n)
+    ok = np.empty(n, dtype=bool)
+    for lo in range(0, n, _CHUNK):  # blocks keep the temporaries cache-resident
+        hi = min(n, lo + _CHUNK)
+        out[lo:hi], ok[lo:hi] = _iso_timestamp_block(buf, nl[lo : hi + 1], tzi)
+    return out, ok
+
+
+def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[np.ndarray, np.ndarray]:
+    """Rows between consecutive newline positions ``nl`` of ``buf``: (epoch_seconds, ok)."""
+    starts = nl[:-1] + 1
+    ends = nl[1:]
+    n = starts.shape[0]
+    tlen = ends - starts - 19
+    ok = (tlen >= 0) & (tlen <= 16)
+    # a short row's window runs into the next value: harmless, ok is False for it already
+    win = np.lib.stride_tricks.sliding_window_view(buf, 32)[starts]
+    # one flat subtraction of a tiled template: digits become 0-9 (anything else wraps above
+    # 9), separators 0; the T (column 10) is checked on its own, bytes 19-31 lose a '0'
+    sub = (win.reshape(-1) - _TS_TEMPLATE[: n * 32]).reshape(n, 32)
+    words = sub.view(np.uint64).reshape(-1)
+    # SWAR, a word at a time: a digit byte has its high nibble clear, also after adding 6;
+    # a separator byte is 0 (a carry out of a bad byte only marks its row bad again)
+    w4 = n * 4
+    bad = ((words & _TS_HI[:w4]) | ((words + _TS_SIX[:w4]) & _TS_HI[:w4]) | (words & _TS_SEP[:w4])).reshape(n, 4)
+    sep = win[:, 10]
+    ok &= ((bad[:, 0] | bad[:, 1] | bad[:, 2]) == 0) & ((sep == 84) | (sep == 32) | (sep == 116))
+    two = sub[:, _TS_TENS].astype(np.int32) * 10 + sub[:, _TS_UNITS]
+    year = two[:, 0] * 100 + two[:, 1]
+    month, day0, hh, mm, ss = two[:, 2], two[:, 3] - 1, two[:, 4], two[:, 5], two[:, 6]
+    ym = year * 12 + month - 1
+    ok &= ((month - 1).astype(np.uint32) < 12) & (hh <= 23) & (mm <= 59) & (ss <= 59)
+    ym = np.where(ok, ym, 12)  # keeps rejected rows' lookups in range
+    ok &= day0.astype(np.uint64) < _MONTH_LEN[ym]
+    # fraction: [.,] and 1-9 digits, ended by the first non-digit (the row's "\n" at the latest)
+    c0 = win[:, 19]
+    has_frac = ((c0 == 46) | (c0 == 44)) & (tlen > 0)
+    p = np.zeros(n, dtype=np.int64)
+    frac_us = p
+    if has_frac.any():
+        fd = sub[:, 20:30]
+        nfrac = np.where(has_frac, np.argmax(fd > 9, axis=1), 0)
+        ok &= ~has_frac | (nfrac > 0)
+        p = np.where(has_frac, 1 + nfrac, 0)
+        keep = nfrac[:, None] > _FRAC_POS
+        frac_us = (fd[:, :6] * keep).astype(np.int64) @ _FRAC_WEIGHTS  # integer: no BLAS
+    # offset: the row's last 1, 3, 5 or 6 bytes, Z/z, ±HH, ±HHMM or ±HH:MM
+    last = np.lib.stride_tricks.sliding_window_view(buf, 6)[ends - 6]
+    od = last.astype(np.int16) - 48
+    isd = (od >= 0) & (od <= 9)
+    z = last[:, 5]
+    zulu = (z == 90) | (z == 122)
+    sign, s1, s3 = last[:, 0], last[:, 1], last[:, 3]
+    colon = ((sign == 43) | (sign == 45)) & isd[:, 1] & isd[:, 2] & (s3 == 58) & isd[:, 4] & isd[:, 5]
+    compact = ((s1 == 43) | (s1 == 45)) & isd[:, 2] & isd[:, 3] & isd[:, 4] & isd[:, 5]
+    hours = ((s3 == 43) | (s3 == 45)) & isd[:, 4] & isd[:, 5]
+    off_len = np.where(zulu, 1, np.where(colon, 6, np.where(compact, 5, np.where(hours, 3, 0))))
+    ok &= tlen - off_len == p
+    if tzi is not _UTC:
+        ok &= off_len > 0  # naive rows need the local zone: the general parser localises them
+    mins = od[:, 4] * 10 + od[:, 5]  # the minutes of ±HH:MM and ±HHMM, the hours of ±HH
+    hrs = np.where(colon, od[:, 1] * 10 + od[:, 2], od[:, 2] * 10 + od[:, 3])
+    ok &= ~(colon | compact) | ((hrs <= 23) & (mins <= 59))
+    ok &= ~hours | (mins <= 23)
+    minutes = np.where(colon | compact, hrs.astype(np.int64) * 60 + mins, np.where(hours, mins * 60, 0))
+    off_sign = np.where(colon, sign, np.where(compact, s1, s3))
+    off_s = np.where(off_sign == 45, -60, 60) * minutes
+    start_us = (_MONTH_START_S[ym] + day0 * 86400 + hh * 3600 + mm * 60 + ss - off_s) * _US + frac_us
+    ok &= (start_us >= _MIN_US) & (start_us < _MAX_US)
+    return start_us / _US, ok
+
+
 _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
 
 _ISO_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00", dtype=np.uint8), _CHUNK)
@@ -907,8 +999,26 @@ _Y12 = np.repeat(np.arange(10000, dtype=np.int64), 12)
 _M12 = np.tile(np.arange(1, 13, dtype=np.int64), 10000)
 _MONTH_LEN = (_DIM_VEC[_M12] + ((_M12 == 2) & (_Y12 % 4 == 0) & ((_Y12 % 100 != 0) | (_Y12 % 400 == 0))))
 _MONTH_LEN = np.where(_Y12 == 0, 0, _MONTH_LEN).astype(np.uint64)
-_MONTH_START = _days_from_civil_vec(np.maximum(_Y12, 1), _M12, np.ones_like(_Y12)) * 86400.0
+_MONTH_START_S = _days_from_civil_vec(np.maximum(_Y12, 1), _M12, np.ones_like(_Y12)) * 86400
+_MONTH_START = _MONTH_START_S.astype(np.float64)
 del _Y12, _M12
+# full timestamps: the 19-character head "YYYY-MM-DDTHH:MM:SS" (column 10, the T, is checked
+# on its own)
+_TS_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00T00:00:00" + b"0" * 13, dtype=np.uint8), _CHUNK)
+_FRAC_WEIGHTS = np.array([100000, 10000, 1000, 100, 10, 1], dtype=np.int64)
+_FRAC_POS = np.arange(6)
+_TS_TENS = np.array([0, 2, 5, 8, 11, 14, 17])
+_TS_UNITS = _TS_TENS + 1
+
+
+def _byte_words(cells: list[int]) -> np.ndarray:
+    return np.frombuffer(bytes(cells), dtype=np.uint64)
+
+
+_TS_DIGIT = [i in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18) for i in range(32)]
+_TS_HI = np.tile(_byte_words([0xF0 if d else 0 for d in _TS_DIGIT]), _CHUNK)
+_TS_SIX = np.tile(_byte_words([6 if d else 0 for d in _TS_DIGIT]), _CHUNK)
+_TS_SEP = np.tile(_byte_words([0xFF if i in (4, 7, 13, 16) else 0 for i in range(32)]), _CHUNK)
 
 class _CodeSource:
     """Code-point matrices for blocks of strings, from a unicode array or a list of str.
@@ -1075,6 +1185,16 @@ def parse_times(
             fast = _plain_iso_dates(seq, anchor)
             if fast is not None:
                 return fast
+        if seq:
+            stamps = _iso_timestamps(seq, tzi)
+            if stamps is not None:
+                out, ok = stamps
+                if not ok.all():  # the rest, row by row through the general path
+                    rest = np.flatnonzero(~ok)
+                    out[rest] = _batch_strings(
+                        [seq[i] for i in rest.tolist()], tzi, dayfirst, anchor, strict, index=rest
+                    )
+                return out
         if seq:
             try:
                 src = _CodeSource(seq)

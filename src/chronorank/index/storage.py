@@ -1,4 +1,4 @@
-"""On-disk format of a :class:`~chronorank.index.TemporalIndex` (format version 1).
+"""On-disk format of a :class:`~chronorank.index.TemporalIndex` (format version 2; 1 is read too).
 
 An index is a directory::
 
@@ -11,6 +11,10 @@ An index is a directory::
         times.npy           float64 (4, n): date, updated, valid_from, valid_to (NaN = missing)
         term_ids.npy, term_ptr.npy, vocab.json   the analysed documents (BM25 source of truth)
         bm25_data.npy, bm25_indices.npy, bm25_indptr.npy   the BM25 score matrix (CSC)
+        lead_len.npy        int64 (n,): index terms in each document's lead (format 2; absent
+                            in format 1, where the lead is derived at the first query)
+        lead_data.npy, lead_indices.npy, lead_indptr.npy   the lead field's BM25 matrix for
+                            the manifest's ``lead.tokens`` (format 2, optional)
 
 Saving is atomic: the new generation is written under a temporary name, every file and
 the directory are fsynced, the directory is renamed into place, and only then is
@@ -80,7 +84,9 @@ if TYPE_CHECKING:
 __all__ = ["save_index", "load_index", "writer_lock", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "chronorank-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: versions this chronorank reads: 1 lacks lead_len.npy (the lead is then derived lazily)
+READ_VERSIONS = (1, 2)
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 LOCK = "LOCK"
@@ -95,10 +101,15 @@ _ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
     "bm25_data.npy": ("f", (4, 8)),
     "bm25_indices.npy": ("i", (4,)),
     "bm25_indptr.npy": ("i", (8,)),
+    "lead_len.npy": ("i", (8,)),
+    "lead_data.npy": ("f", (4, 8)),
+    "lead_indices.npy": ("i", (4,)),
+    "lead_indptr.npy": ("i", (8,)),
 }
 _REQUIRED = ("docs.jsonl", "vocab.json", "times.npy", "term_ids.npy", "term_ptr.npy",
              "bm25_data.npy", "bm25_indices.npy", "bm25_indptr.npy")
-_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy"}
+_LEAD_MATRIX = ("lead_data.npy", "lead_indices.npy", "lead_indptr.npy")
+_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX}
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _thread_locks: dict[str, threading.Lock] = {}
@@ -240,6 +251,8 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         snap = index._snap
         vocab_items = list(index._vocab.items())
     bm25 = snap.bm25(index.k1, index.b)
+    # the lead field as the index's config reads it (derives lead_len for a format-1 load)
+    lead = (index.config.lead_tokens, snap.lead_bm25(index.k1, index.b, index.config.lead_tokens))
     try:
         lock = writer_lock(root)
         lock.__enter__()
@@ -257,7 +270,7 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
             )
         gen = _new_generation(root)
         try:
-            _write_generation(index, root, gen, snap, vocab_items, bm25)
+            _write_generation(index, root, gen, snap, vocab_items, bm25, lead)
         except OSError as exc:
             raise StoreError(
                 f"saving the index to {str(root)!r} failed: {exc}. Nothing was changed: the previous "
@@ -271,7 +284,8 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
 
 
 def _write_generation(
-    index: TemporalIndex, root: Path, gen: str, snap: Any, vocab_items: list[tuple[str, int]], bm25: Any
+    index: TemporalIndex, root: Path, gen: str, snap: Any, vocab_items: list[tuple[str, int]], bm25: Any,
+    lead: tuple[int, Any],
 ) -> None:
     tmp = root / f".tmp-{gen}"
     final = root / gen
@@ -298,6 +312,11 @@ def _write_generation(
         npy("bm25_data.npy", bm25.data)
         npy("bm25_indices.npy", bm25.indices)
         npy("bm25_indptr.npy", bm25.indptr)
+        npy("lead_len.npy", np.asarray(snap.lead_len, dtype=np.int64))  # set by lead_bm25
+        lead_tokens, lead_m = lead
+        npy("lead_data.npy", lead_m.data)
+        npy("lead_indices.npy", lead_m.indices)
+        npy("lead_indptr.npy", lead_m.indptr)
         vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
         (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
         files["vocab.json"] = tmp / "vocab.json"
@@ -316,6 +335,7 @@ def _write_generation(
             "embedder": None if emb is None else {"name": emb.name, "dim": emb.dim},
             "config": index.config.spec(),
             "bm25": {"k1": index.k1, "b": index.b, "method": "lucene"},
+            "lead": {"tokens": lead_tokens},
             "analyzer": ANALYZER_VERSION,
             "group_key": index.group_key if isinstance(index.group_key, str) else None,
             "bad_dates": index.bad_dates,
@@ -394,10 +414,10 @@ def _read_pointer(root: Path) -> dict[str, Any]:
     if not isinstance(pointer, dict) or pointer.get("format") != FORMAT_NAME:
         raise InvalidInput(f"{str(root)!r} has a CURRENT file that is not a chronorank index marker.")
     version = pointer.get("format_version")
-    if version != FORMAT_VERSION:
+    if not (_is_int(version) and version in READ_VERSIONS):
         raise CorruptIndex(
-            f"index at {str(root)!r} uses format version {version!r}; this chronorank reads version "
-            f"{FORMAT_VERSION}. Rebuild the index with this version (`chronorank index`)."
+            f"index at {str(root)!r} uses format version {version!r}; this chronorank reads versions "
+            f"{', '.join(map(str, READ_VERSIONS))}. Rebuild the index with this version (`chronorank index`)."
         )
     gen = pointer.get("generation")
     if not isinstance(gen, str) or not _GEN.fullmatch(gen):
@@ -624,17 +644,34 @@ def _load_once(
         term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
         _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
         _check_range(root, "term_ids.npy", term_ids, n_terms)
-        indptr = arr("bm25_indptr.npy", (n_terms + 1,))
-        nnz = int(indptr[-1])
-        if not 0 <= nnz <= int(files["bm25_indices.npy"]["bytes"]) // 4:
-            raise _corrupt(root, f"bm25_indptr.npy ends at {nnz}, beyond bm25_indices.npy")
-        _check_pointer(root, "bm25_indptr.npy", indptr, nnz)
-        indices = arr("bm25_indices.npy", (nnz,))
-        _check_range(root, "bm25_indices.npy", indices, n)
-        data = arr("bm25_data.npy", (nnz,))
-        if data.size and not bool(np.isfinite(data).all()):
-            raise _corrupt(root, "bm25_data.npy holds NaN or infinite scores")
-        bm = Bm25Matrix(data, indices, indptr, n)
+
+        def csc(prefix: str) -> Bm25Matrix:
+            """A score matrix's three files (``{prefix}_indptr/_indices/_data.npy``), each
+            checked against the others before use."""
+            ptr = arr(f"{prefix}_indptr.npy", (n_terms + 1,))
+            nnz = int(ptr[-1])
+            if not 0 <= nnz <= int(files[f"{prefix}_indices.npy"]["bytes"]) // 4:
+                raise _corrupt(root, f"{prefix}_indptr.npy ends at {nnz}, beyond {prefix}_indices.npy")
+            _check_pointer(root, f"{prefix}_indptr.npy", ptr, nnz)
+            rows = arr(f"{prefix}_indices.npy", (nnz,))
+            _check_range(root, f"{prefix}_indices.npy", rows, n)
+            data = arr(f"{prefix}_data.npy", (nnz,))
+            if data.size and not bool(np.isfinite(data).all()):
+                raise _corrupt(root, f"{prefix}_data.npy holds NaN or infinite scores")
+            return Bm25Matrix(data, rows, ptr, n)
+
+        bm = csc("bm25")
+        lead_len = None
+        if "lead_len.npy" in files:
+            lead_len = arr("lead_len.npy", (n,))
+            _check_range(root, "lead_len.npy", lead_len, 1 << 31)
+        lead_m: tuple[int, Bm25Matrix] | None = None
+        lead_info = man.get("lead")
+        if any(f in files for f in _LEAD_MATRIX):
+            tokens: Any = lead_info.get("tokens") if isinstance(lead_info, dict) else None
+            if not (all(f in files for f in _LEAD_MATRIX) and _is_int(tokens) and tokens >= 1 and lead_len is not None):
+                raise _corrupt(root, "the lead matrix files, lead_len.npy and manifest.json's lead entry disagree")
+            lead_m = (int(tokens), csc("lead"))
     finally:
         for fh in handles.values():
             fh.close()  # np.memmap keeps its own mapping
@@ -675,10 +712,13 @@ def _load_once(
         idx._vocab = {}
         term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
         bm25 = None  # built from the new terms on first use
+        lead_len = lead_m = None  # and so is the lead, from the texts
     snap = _Snapshot(
         records=records, vectors=vectors, times=times, term_ids=term_ids,
-        term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25,
+        term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25, lead_len=lead_len,
     )
     snap.groups = idx._group_codes(records)
+    if lead_m is not None:
+        snap._lead[lead_m[0]] = lead_m[1]
     idx._snap = snap
     return idx

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from chronorank.errors import require
@@ -64,30 +64,58 @@ def _get_stemmer() -> Any:
     return _stemmer
 
 
+def _token_terms(tok: str, prefixes: bool, series: bool, out: list[str]) -> None:
+    vm = _VERSION.fullmatch(tok)
+    if vm is not None:
+        v = vm.group(1)
+        out.append(v)
+        if prefixes:  # documents: "1.2.3" is in the "1.2" series; "1.2.0" is also "1.2"
+            parts = v.split(".")
+            out.extend(".".join(parts[:k]) + SERIES for k in range(len(parts) - 1, 1, -1))
+            k = len(parts)
+            while k > 2 and parts[k - 1] == "0":
+                k -= 1
+                out.append(".".join(parts[:k]))
+        elif series:  # queries: "1.2" also asks for the 1.2 series
+            out.append(v + SERIES)
+        return
+    if _SPLIT.search(tok):
+        out.append(tok)
+        out.extend(p for p in _SPLIT.split(tok) if p)
+    else:
+        out.append(tok)
+
+
+def _kept(t: str) -> bool:
+    return t not in STOPWORDS and not (len(t) == 1 and t.isalpha())
+
+
 def _raw_terms(text: str, prefixes: bool = False, series: bool = False) -> list[str]:
     out: list[str] = []
     for m in _TOKEN.finditer(text.lower()):
-        tok = m.group(0)
-        vm = _VERSION.fullmatch(tok)
-        if vm is not None:
-            v = vm.group(1)
-            out.append(v)
-            if prefixes:  # documents: "1.2.3" is in the "1.2" series; "1.2.0" is also "1.2"
-                parts = v.split(".")
-                out.extend(".".join(parts[:k]) + SERIES for k in range(len(parts) - 1, 1, -1))
-                k = len(parts)
-                while k > 2 and parts[k - 1] == "0":
-                    k -= 1
-                    out.append(".".join(parts[:k]))
-            elif series:  # queries: "1.2" also asks for the 1.2 series
-                out.append(v + SERIES)
-            continue
-        if _SPLIT.search(tok):
-            out.append(tok)
-            out.extend(p for p in _SPLIT.split(tok) if p)
-        else:
-            out.append(tok)
-    return [t for t in out if t not in STOPWORDS and not (len(t) == 1 and t.isalpha())]
+        _token_terms(m.group(0), prefixes, series, out)
+    return [t for t in out if _kept(t)]
+
+
+def _raw_terms_lead(text: str, cut: int) -> tuple[list[str], int]:
+    """A document's terms (``prefixes=True``) and how many of them ``text[:cut]`` alone gives,
+    from one pass: the tokens wholly before ``cut``, plus the terms of the piece of a token
+    that straddles it (what analysing the cut text would see)."""
+    low = text.lower()
+    if len(low) != len(text):  # lower-casing moved offsets ("İ"): analyse the head on its own
+        return _raw_terms(text, True), len(_raw_terms(text[:cut], True))
+    out: list[str] = []
+    lead_raw = -1
+    extra = 0
+    for m in _TOKEN.finditer(low):
+        if lead_raw < 0 and m.end() > cut:
+            lead_raw = len(out)
+            if m.start() < cut:
+                extra = len(_raw_terms(text[m.start() : cut], True))
+        _token_terms(m.group(0), True, False, out)
+    if lead_raw < 0:
+        lead_raw = len(out)
+    return [t for t in out if _kept(t)], sum(map(_kept, out[:lead_raw])) + extra
 
 
 def analyze(text: str, *, stem: bool = True, prefixes: bool = False, series: bool = False) -> list[str]:
@@ -111,8 +139,17 @@ def query_weights(text: str) -> dict[str, float]:
 def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = False) -> list[list[str]]:
     """``analyze`` over many texts; stems each distinct word once."""
     raw = [_raw_terms(t, prefixes) for t in texts]
-    if not stem:
-        return raw
+    return _stem_all(raw) if stem else raw
+
+
+def analyze_documents(texts: Sequence[str], cuts: Sequence[int]) -> tuple[list[list[str]], list[int]]:
+    """``analyze_many(texts, prefixes=True)`` and, from the same pass, the number of terms
+    ``analyze(text[:cut], prefixes=True)`` would give for each text's ``cut`` (its lead)."""
+    pairs = [_raw_terms_lead(t, c) for t, c in zip(texts, cuts)]
+    return _stem_all([p[0] for p in pairs]), [p[1] for p in pairs]
+
+
+def _stem_all(raw: list[list[str]]) -> list[list[str]]:
     stemmer = _get_stemmer()
     vocab = {w for terms in raw for w in terms if w.isalpha()}
     words = sorted(vocab)

@@ -1,0 +1,107 @@
+"""Embedding cache: `chronorank demo` and `chronorank eval`, first run against a rerun.
+
+Each command runs as a subprocess with its own empty embedding cache
+(``CHRONORANK_EMBED_CACHE=<tmp>``), twice: the first run embeds the corpus, the rerun on
+the unchanged corpus should embed nothing. ``demo`` runs with ``--no-cache`` so its saved
+demo index does not hide the embedding work; ``eval`` runs on the demo's 242 release notes
+and their labelled queries, written out in docs/format.md shape. stderr is piped, so the
+progress is the plain line; the time to its first byte (from the process start) is
+recorded too.
+
+    nice -n 10 python benchmarks/embed_cache.py [--embedder default] [--out benchmarks/results/embed_cache.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> dict:
+    """Run ``cmd``; wall seconds, seconds to the first progress line on stderr, and that line."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sel = selectors.DefaultSelector()
+    assert p.stdout is not None and p.stderr is not None
+    sel.register(p.stdout, selectors.EVENT_READ, "out")
+    sel.register(p.stderr, selectors.EVENT_READ, "err")
+    first: float | None = None
+    err = b""
+    open_streams = 2
+    while open_streams:
+        for key, _ in sel.select():
+            chunk = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
+            if not chunk:
+                sel.unregister(key.fileobj)
+                open_streams -= 1
+                continue
+            if key.data == "err":
+                err += chunk
+                if first is None and b"embedding" in err:
+                    first = time.perf_counter() - t0
+    rc = p.wait()
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.startswith("embedding")]
+    if rc != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {rc}:\n{err.decode(errors='replace')[-2000:]}")
+    return {"wall_s": wall, "first_progress_s": first, "progress_lines": len(lines),
+            "first_line": lines[0] if lines else None, "last_line": lines[-1] if lines else None}
+
+
+def write_eval_inputs(folder: Path) -> tuple[Path, Path]:
+    from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
+
+    corpus, queries = release_benchmark_from_snapshot(release_snapshot(None))
+    c, q = folder / "corpus.jsonl", folder / "queries.jsonl"
+    c.write_text("".join(json.dumps(d, default=str) + "\n" for d in corpus))
+    q.write_text("".join(json.dumps(x, default=str) + "\n" for x in queries))
+    return c, q
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--embedder", default="default")
+    ap.add_argument("--commands", default="demo,eval")
+    ap.add_argument("--out", default="benchmarks/results/embed_cache.json")
+    args = ap.parse_args()
+    exe = [sys.executable, "-m", "chronorank"]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="chronorank-embed-bench-") as tmp:
+        tmpd = Path(tmp)
+        corpus, queries = write_eval_inputs(tmpd)
+        cmds = {
+            "demo": [*exe, "demo", "--no-cache", "--embedder", args.embedder],
+            "eval": [*exe, "eval", "--corpus", str(corpus), "--queries", str(queries), "--embedder", args.embedder],
+        }
+        for name in args.commands.split(","):
+            env = dict(os.environ, CHRONORANK_EMBED_CACHE=str(tmpd / f"cache-{name}"), XDG_CACHE_HOME=str(tmpd / "xdg"))
+            first = timed(cmds[name], env)
+            rerun = timed(cmds[name], env)
+            row = {"command": name, "first_run": first, "rerun": rerun,
+                   "rerun_speedup": first["wall_s"] / rerun["wall_s"], "target_speedup": 50.0,
+                   "target_first_progress_s": 1.0}
+            rows.append(row)
+            print(f"{name:>5}: first run {first['wall_s']:7.2f} s (first progress at {first['first_progress_s']} s)"
+                  f"  rerun {rerun['wall_s']:6.2f} s  speedup {row['rerun_speedup']:6.1f}x"
+                  f"  rerun progress lines {rerun['progress_lines']}")
+    out = {
+        "benchmark": "embed_cache",
+        "embedder": args.embedder,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": os.cpu_count()},
+        "rows": rows,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
