@@ -25,7 +25,7 @@ from typing import Any
 
 from chronorank.errors import require
 
-__all__ = ["analyze", "analyze_many", "query_weights", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
+__all__ = ["analyze", "analyze_many", "query_weights", "query_acronyms", "acronym_expansion", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
 
 #: Bumped whenever documents analyse differently; an index saved under another version is
 #: re-analysed from its stored texts when loaded (chronorank.index.storage).
@@ -118,3 +118,48 @@ def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = Fa
     words = sorted(vocab)
     stems = dict(zip(words, stemmer.stemWords(words)))
     return [[stems.get(t, t) for t in terms] for terms in raw]
+
+
+_ACRONYM = re.compile(r"\b([A-Z]{3,6})s?\b")
+#: An expansion must occur in at least this many documents (one page is as likely a chance
+#: phrase with the right initials as the term the corpus writes out).
+ACRONYM_MIN_DOCS = 2
+
+
+def query_acronyms(query: str) -> list[str]:
+    """The acronyms of a query as written: 3-6 capital letters, optionally plural ("SLA",
+    "SLAs"); lower-case words and numbers are never acronyms."""
+    return list(dict.fromkeys(m.group(1) for m in _ACRONYM.finditer(query)))
+
+
+def acronym_expansion(acronym: str, texts: Iterable[str]) -> str | None:
+    """The phrase the corpus writes for ``acronym`` ("SLA" -> "service level agreement"), or
+    None.
+
+    People ask with the acronym while a page spells it out (or the reverse), and neither
+    BM25 nor a small embedder links the two. A candidate phrase is consecutive words whose
+    initials spell the acronym (hyphenated parts may carry a letter: "single sign-on" for SSO),
+    no word a stopword. The phrase found in the most documents wins, when it is in at least
+    ``ACRONYM_MIN_DOCS`` and no other phrase ties it (a tie is ambiguous: no expansion).
+    """
+    letters = acronym.lower()
+    if not 3 <= len(letters) <= 6 or not letters.isalpha():
+        return None
+    rx = re.compile(r"\b" + r"[\s-]+".join(f"{c}[a-z]*" for c in letters) + r"\b", re.IGNORECASE)
+    counts: dict[str, int] = {}
+    for text in texts:
+        found = set()
+        for m in rx.finditer(text):
+            phrase = " ".join(m.group(0).lower().split())
+            if any(w in STOPWORDS for w in phrase.split()) or phrase.replace("-", "") == letters:
+                continue
+            found.add(phrase)
+        for phrase in found:
+            counts[phrase] = counts.get(phrase, 0) + 1
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    phrase, n = ranked[0]
+    if n < ACRONYM_MIN_DOCS or (len(ranked) > 1 and ranked[1][1] == n):
+        return None
+    return phrase
