@@ -182,6 +182,12 @@ def test_acronym_expansion_needs_two_pages_and_a_clear_winner():
     assert acronym_expansion("SLA", ["so long as it works", "so long as it works"]) is None
     tie = ["service level agreement", "service level agreement", "sales lead analysis", "sales lead analysis"]
     assert acronym_expansion("SLA", tie) is None
+    # linking words inside the phrase; a corpus that writes the acronym as often needs no expansion
+    cdc = ["The Centers for Disease Control said", "centers for disease control and prevention"]
+    assert acronym_expansion("CDC", cdc) == "centers for disease control"
+    assert acronym_expansion("CDC", [*cdc, "CDC data", "the CDC guidance"]) == "centers for disease control"
+    assert acronym_expansion("CDC", [*cdc, "CDC data", "the CDC guidance", "CDC again"]) is None
+    assert query_acronyms("Charles III and the FDA") == ["FDA"]  # a Roman numeral is no acronym
 
 
 def test_until_a_month_means_before_it_and_through_includes_it():

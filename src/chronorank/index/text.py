@@ -121,15 +121,18 @@ def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = Fa
 
 
 _ACRONYM = re.compile(r"\b([A-Z]{3,6})s?\b")
+_ROMAN = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
 #: An expansion must occur in at least this many documents (one page is as likely a chance
 #: phrase with the right initials as the term the corpus writes out).
 ACRONYM_MIN_DOCS = 2
+_LINK = r"[\s-]+(?:(?:of|for|and|the|on|in|to)\s+){0,2}"  # "centers for disease control"
 
 
 def query_acronyms(query: str) -> list[str]:
     """The acronyms of a query as written: 3-6 capital letters, optionally plural ("SLA",
-    "SLAs"); lower-case words and numbers are never acronyms."""
-    return list(dict.fromkeys(m.group(1) for m in _ACRONYM.finditer(query)))
+    "SLAs"), not a Roman numeral ("III"); lower-case words and numbers are never acronyms."""
+    found = (m.group(1) for m in _ACRONYM.finditer(query))
+    return list(dict.fromkeys(a for a in found if not _ROMAN.fullmatch(a)))
 
 
 def acronym_expansion(acronym: str, texts: Iterable[str]) -> str | None:
@@ -138,28 +141,34 @@ def acronym_expansion(acronym: str, texts: Iterable[str]) -> str | None:
 
     People ask with the acronym while a page spells it out (or the reverse), and neither
     BM25 nor a small embedder links the two. A candidate phrase is consecutive words whose
-    initials spell the acronym (hyphenated parts may carry a letter: "single sign-on" for SSO),
-    no word a stopword. The phrase found in the most documents wins, when it is in at least
-    ``ACRONYM_MIN_DOCS`` and no other phrase ties it (a tie is ambiguous: no expansion).
+    initials spell the acronym, with up to two linking stopwords between them ("centers for
+    disease control") and hyphenated parts that may carry a letter ("single sign-on"). The
+    phrase found in the most documents wins when it is in at least ``ACRONYM_MIN_DOCS``, in at
+    least as many as the acronym itself (a corpus that writes "NATO" needs no expansion, and a
+    chance phrase never outnumbers a common acronym: news-dev's "CVS" is no "camera video
+    shows"), and no other phrase ties it.
     """
     letters = acronym.lower()
     if not 3 <= len(letters) <= 6 or not letters.isalpha():
         return None
-    rx = re.compile(r"\b" + r"[\s-]+".join(f"{c}[a-z]*" for c in letters) + r"\b", re.IGNORECASE)
+    rx = re.compile(r"\b" + _LINK.join(f"{c}[a-z]*" for c in letters) + r"\b", re.IGNORECASE)
+    own = re.compile(rf"\b{re.escape(acronym.upper())}s?\b")
     counts: dict[str, int] = {}
+    written = 0
     for text in texts:
+        written += own.search(text) is not None
         found = set()
         for m in rx.finditer(text):
-            phrase = " ".join(m.group(0).lower().split())
-            if any(w in STOPWORDS for w in phrase.split()) or phrase.replace("-", "") == letters:
+            words = m.group(0).lower().split()
+            if words[0] in STOPWORDS or words[-1] in STOPWORDS or "".join(words).replace("-", "") == letters:
                 continue
-            found.add(phrase)
+            found.add(" ".join(words))
         for phrase in found:
             counts[phrase] = counts.get(phrase, 0) + 1
     if not counts:
         return None
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     phrase, n = ranked[0]
-    if n < ACRONYM_MIN_DOCS or (len(ranked) > 1 and ranked[1][1] == n):
+    if n < max(ACRONYM_MIN_DOCS, written) or (len(ranked) > 1 and ranked[1][1] == n):
         return None
     return phrase
