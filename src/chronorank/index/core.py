@@ -822,15 +822,7 @@ def _title_chains(
     if snap.titles is None:
         if snap.lead_len is None:
             snap.lead_len = lead_lengths(r["text"] for r in snap.records)
-        codes: dict[bytes, int] = {}
-        out = np.full(len(snap), -1, dtype=np.int64)
-        lens = np.minimum(np.diff(snap.term_ptr), snap.lead_len)
-        for i in range(len(snap)):
-            if lens[i] > 0:
-                lo = int(snap.term_ptr[i])
-                key = snap.term_ids[lo:lo + int(lens[i])].tobytes()
-                out[i] = codes.setdefault(key, len(codes))
-        snap.titles = out
+        snap.titles = _lead_codes(snap.term_ids, snap.term_ptr, snap.lead_len)
     g = snap.titles if rows is None else snap.titles[rows]
     top = float(sim.max()) if sim.size else 0.0
     if top <= 0:
@@ -839,15 +831,38 @@ def _title_chains(
     live = g >= 0
     if not live.any():
         return None
-    # one title, one date: chunks or copies of one page, not versions -- no chain
-    pairs = np.stack([g[live].astype(np.float64), times[live]], axis=1)
-    uniq, counts = np.unique(pairs, axis=0, return_counts=True)
-    dup_groups = np.unique(uniq[counts > 1, 0]).astype(np.int64)
-    g = np.where(np.isin(g, dup_groups), -1, g)
-    sizes = np.bincount(g[g >= 0]) if (g >= 0).any() else np.zeros(0, np.int64)
-    if not (sizes > 1).any():
+    sizes = np.bincount(g[live])
+    g = np.where(live & (sizes[np.where(live, g, 0)] > 1), g, -1)  # a title shared by >= 2
+    shared = np.flatnonzero(g >= 0)
+    if shared.size == 0:
         return None
-    return g
+    # one title, one date: chunks or copies of one page, not versions -- no chain
+    order = shared[np.lexsort((times[shared], g[shared]))]
+    same = (g[order[1:]] == g[order[:-1]]) & (times[order[1:]] == times[order[:-1]])
+    g = np.where(np.isin(g, g[order[1:]][same]), -1, g)
+    return g if (g >= 0).any() else None
+
+
+def _lead_codes(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> np.ndarray:
+    """A code per document for its lead's index terms (equal leads, equal codes; -1 = none):
+    a 64-bit position-weighted hash of the term ids, without a per-document loop."""
+    n = term_ptr.shape[0] - 1
+    keep = np.minimum(np.diff(term_ptr), lead_len).astype(np.int64)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or not keep.any():
+        return out
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(keep, out=ptr[1:])
+    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
+    ids = term_ids[np.repeat(term_ptr[:-1], keep) + pos].astype(np.uint64)
+    mult = np.random.default_rng(16).integers(1, 2**63, size=int(keep.max()), dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = (ids + np.uint64(1)) * mult[pos]
+        sums = np.add.reduceat(h, ptr[:-1][keep > 0]) + keep[keep > 0].astype(np.uint64)
+    has = keep > 0
+    _, codes = np.unique(sums, return_inverse=True)
+    out[has] = codes.reshape(-1)
+    return out
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:
