@@ -158,3 +158,101 @@ def test_an_expired_page_says_so_and_an_undated_one_says_undated_once(indexes, c
     assert line.count("undated") == 1
     rec = indexes["plain"].search("why did pricing change", k=1, now=NOW).explain_records()[0]
     assert rec["age_text"] == "undated" and rec["date"] is None
+
+
+# 6. how people word the rest: acronyms, "until", a bare anchor, a present-tense question -----
+
+
+def test_an_acronym_finds_the_pages_that_spell_it_out(indexes, cli_index, capsys):
+    # the SLA pages never write "SLA"; the incident report does, and used to win every signal
+    for q, want in (("what was the SLA before September 2022", "sla-2020"), ("SLA as of June 2022", "sla-2020")):
+        assert indexes["plain"].search(q, k=1, now=NOW)[0].id == want
+        assert cli_ids(capsys, cli_index["plain"], q)[0] == want
+
+
+def test_acronym_expansion_needs_two_pages_and_a_clear_winner():
+    from chronorank.index.text import acronym_expansion, query_acronyms
+
+    assert query_acronyms("what do the SLAs and the SSO page say about api limits") == ["SLA", "SSO"]
+    two = ["Service level agreement. 99.9% uptime.", "Our service level agreement was revised."]
+    assert acronym_expansion("SLA", two) == "service level agreement"
+    assert acronym_expansion("SLA", two[:1]) is None  # one page: as likely a chance phrase
+    assert acronym_expansion("SSO", ["Setting up single sign-on.", "Single sign-on with SAML."]) == "single sign-on"
+    # stopwords never make an acronym ("so long as"), and a tie between phrases is ambiguous
+    assert acronym_expansion("SLA", ["so long as it works", "so long as it works"]) is None
+    tie = ["service level agreement", "service level agreement", "sales lead analysis", "sales lead analysis"]
+    assert acronym_expansion("SLA", tie) is None
+    # linking words inside the phrase; a corpus that writes the acronym as often needs no expansion
+    cdc = ["The Centers for Disease Control said", "centers for disease control and prevention"]
+    assert acronym_expansion("CDC", cdc) == "centers for disease control"
+    assert acronym_expansion("CDC", [*cdc, "CDC data", "the CDC guidance"]) == "centers for disease control"
+    assert acronym_expansion("CDC", [*cdc, "CDC data", "the CDC guidance", "CDC again"]) is None
+    assert query_acronyms("Charles III and the FDA") == ["FDA"]  # a Roman numeral is no acronym
+
+
+def test_until_a_month_means_before_it_and_through_includes_it():
+    from chronorank.intent import parse
+
+    march, april = 1614556800.0, 1617235200.0  # 2021-03-01, 2021-04-01
+    assert parse("what did a pro seat cost until March 2021", now=NOW).target.end == march
+    assert parse("what did a pro seat cost till March 2021", now=NOW).target.end == march
+    assert parse("what did a pro seat cost through March 2021", now=NOW).target.end == april
+
+
+def test_until_the_month_of_a_change_returns_the_page_before_it(indexes, cli_index, capsys):
+    q = "what did a pro seat cost until March 2021"  # the price changed on 2021-03-11
+    assert indexes["plain"].search(q, k=1, now=NOW)[0].id == "pro-2019"
+    assert cli_ids(capsys, cli_index["plain"], q)[0] == "pro-2019"
+
+
+def test_a_question_with_no_subject_takes_it_from_its_anchor(indexes):
+    hits = indexes["plain"].search("what changed after the 3.0 release", k=3, now=NOW)
+    assert hits.meta["topical_query"] == "what changed release"
+    assert hits[0].id == "release-4.0"
+    # a question that names its subject keeps it alone
+    assert indexes["plain"].search("rate limits after the 2.0 release", k=1, now=NOW).meta["topical_query"] == "rate limits"
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    ("how do I export my data", "export-2024"),
+    ("how to set up SSO", "sso-2025"),
+    ("which header carries the webhook signature", "webhooks-v2"),
+])
+def test_a_present_tense_question_gets_the_current_version_of_a_page(indexes, cli_index, capsys, query, want):
+    hits = indexes["plain"].search(query, k=1, now=NOW)
+    assert hits.meta["intent"].mode == "timeless"
+    assert hits[0].id == want
+    assert cli_ids(capsys, cli_index["plain"], query)[0] == want
+
+
+def _export_index(docs=None):
+    docs = docs or [
+        {"id": "old", "date": "2021-10-01", "text": "Exporting your data. Go to Settings and choose CSV; it is emailed to you."},
+        {"id": "new", "date": "2024-12-01", "text": "Exporting your data. Go to Settings and choose CSV. Exports can be scheduled."},
+        {"id": "other", "date": "2023-01-01", "text": "Deleting your account. Go to Settings and choose delete."},
+    ]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs)
+    return idx
+
+
+def test_same_title_pages_are_versions_only_for_a_question_about_now():
+    idx = _export_index()
+    now = idx.search("how do I export my data", now=NOW)
+    assert now.meta["intent"].mode == "timeless"
+    assert now.ids[:2] == ["new", "old"]
+    old = dict(zip(now.ids, now.score))["old"]
+    assert old == pytest.approx(0.5 * now.similarity[now.ids.index("old")], rel=1e-6)  # expired_factor
+    # worded about the past: no chain from titles, similarity decides
+    past = idx.search("how was data export originally done", now=NOW)
+    assert past.meta["intent"].mode == "timeless"
+    assert list(past.score) == pytest.approx(list(past.similarity))
+
+
+def test_same_title_and_same_date_are_chunks_not_versions():
+    idx = _export_index([
+        {"id": "a", "date": "2024-12-01", "text": "Exporting your data. Go to Settings and choose CSV or JSON."},
+        {"id": "b", "date": "2024-12-01", "text": "Exporting your data. Exports can be scheduled daily to S3."},
+    ])
+    hits = idx.search("how do I export my data", now=NOW)
+    assert list(hits.score) == pytest.approx(list(hits.similarity))  # nothing demoted

@@ -39,7 +39,7 @@ class _Snapshot:
 
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lead", "_lock", "lead_len",
+        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles",
     )
 
     def __init__(
@@ -68,6 +68,8 @@ class _Snapshot:
         self._bm25 = bm25
         self._lead: dict[int, Bm25Matrix] = {}
         self._lock = threading.Lock()
+        self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
+        self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -317,7 +319,7 @@ class TemporalIndex:
             from chronorank.intent import parse as parse_intent
 
             intent = parse_intent(query, now=now_s)
-        topical = (intent.topical_query or "").strip() or query
+        topical = _anchor_subject((intent.topical_query or "").strip() or query, intent)
         n = len(snap)
         from chronorank.filters import filter_mask, parse_filter
 
@@ -339,7 +341,7 @@ class TemporalIndex:
             )
             vector = qvec
         cfg = _shaped(cfg, self._query_terms(topical))
-        signals = self._signals(snap, topical, vector, cfg, ann_rows)
+        signals = self._signals(snap, _spell_acronyms(snap, topical), vector, cfg, ann_rows)
         times = _decay_times(snap.times, cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
@@ -380,6 +382,8 @@ class TemporalIndex:
             sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
             signals = {**signals, "fused": raw_sim}
 
+        if groups is None and intent.mode == "timeless" and not intent.spans and n:
+            groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
         res = apply_temporal(
             sim, times, intent=intent, now=now_s, config=tcfg,
             valid_from=None if np.isnan(vf).all() else vf,
@@ -808,6 +812,112 @@ def lead_cut(text: str, scan: int = 400) -> int:
     """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
     m = _SENTENCE_END.search(text, 0, scan)
     return m.start() if m else min(len(text), scan)
+
+
+def _title_chains(
+    snap: _Snapshot, rows: np.ndarray | None, sim: np.ndarray, times: np.ndarray,
+    margin: float | None, intent: Intent,
+) -> np.ndarray | None:
+    """Version chains read from titles, for a timeless question worded in the present.
+
+    Without a group key a timeless question ranks by similarity alone, and the stale copy of a
+    page usually matches as well as the current one ("how do I export my data": both pages
+    are titled "Exporting your data."). Pages about the question (similarity >= ``margin`` x the
+    best) whose leads (first sentence, as index terms) are identical are taken for versions of
+    one page, ordered by date, so that the older ones count as replaced (``expired_factor``,
+    as with a group key). Not for a question worded about the past ("how was X originally
+    introduced": :func:`chronorank.intent.rules.asks_past`), and not for pages that share a
+    title *and* a date (chunks of one page). Returns group codes (-1 = no chain) or None.
+    """
+    from chronorank.intent.rules import asks_past
+
+    if asks_past(intent.query, intent.lang):
+        return None
+    if snap.titles is None:
+        if snap.lead_len is None:
+            snap.lead_len = lead_lengths(r["text"] for r in snap.records)
+        snap.titles = _lead_codes(snap.term_ids, snap.term_ptr, snap.lead_len)
+    g = snap.titles if rows is None else snap.titles[rows]
+    top = float(sim.max()) if sim.size else 0.0
+    if top <= 0:
+        return None
+    g = np.where((sim >= (margin or 0.5) * top) & ~np.isnan(times), g, -1)
+    live = g >= 0
+    if not live.any():
+        return None
+    sizes = np.bincount(g[live])
+    g = np.where(live & (sizes[np.where(live, g, 0)] > 1), g, -1)  # a title shared by >= 2
+    shared = np.flatnonzero(g >= 0)
+    if shared.size == 0:
+        return None
+    # one title, one date: chunks or copies of one page, not versions -- no chain
+    order = shared[np.lexsort((times[shared], g[shared]))]
+    same = (g[order[1:]] == g[order[:-1]]) & (times[order[1:]] == times[order[:-1]])
+    g = np.where(np.isin(g, g[order[1:]][same]), -1, g)
+    return g if (g >= 0).any() else None
+
+
+def _lead_codes(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> np.ndarray:
+    """A code per document for its lead's index terms (equal leads, equal codes; -1 = none):
+    a 64-bit position-weighted hash of the term ids, without a per-document loop."""
+    n = term_ptr.shape[0] - 1
+    keep = np.minimum(np.diff(term_ptr), lead_len).astype(np.int64)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or not keep.any():
+        return out
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(keep, out=ptr[1:])
+    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
+    ids = term_ids[np.repeat(term_ptr[:-1], keep) + pos].astype(np.uint64)
+    mult = np.random.default_rng(16).integers(1, 2**63, size=int(keep.max()), dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = (ids + np.uint64(1)) * mult[pos]
+        sums = np.add.reduceat(h, ptr[:-1][keep > 0]) + keep[keep > 0].astype(np.uint64)
+    has = keep > 0
+    _, codes = np.unique(sums, return_inverse=True)
+    out[has] = codes.reshape(-1)
+    return out
+
+
+def _anchor_subject(topical: str, intent: Intent) -> str:
+    """A question that names no subject besides its anchor takes the anchor's event noun as
+    its topic: "what changed after the 3.0 release" asks about releases, so the topical query
+    is "what changed release", not "what changed" (which any page about a change matches).
+    Only when the rest has at most one content term: "rate limits after the 2.0 release"
+    keeps "rate limits". The anchor's identifying words ("3.0") stay out -- they date the
+    anchor, and the question asks about what came after it."""
+    if intent.anchor is None:
+        return topical
+    from chronorank.index.text import query_weights
+    from chronorank.intent.rules import anchor_terms
+
+    if len(query_weights(topical)) > 1:
+        return topical
+    ident = set(anchor_terms(intent.anchor, intent.lang).lower().split())
+    noun = " ".join(w for w in intent.anchor.text.split() if w.lower() not in ident)
+    return f"{topical} {noun}" if noun else topical
+
+
+def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
+    """The topical query with each acronym followed by the phrase the corpus spells it with
+    ("the SLA" -> "the SLA (service level agreement)"; :func:`chronorank.index.text.acronym_expansion`),
+    for both the keywords and the embedding. Looked up once per acronym and snapshot."""
+    from chronorank.index.text import acronym_expansion, query_acronyms
+
+    found = query_acronyms(topical)
+    if not found:
+        return topical
+    for acr in found:
+        if acr not in snap.acronyms:
+            snap.acronyms[acr] = acronym_expansion(acr, (r["text"] for r in snap.records))
+    out = topical
+    for acr in found:
+        phrase = snap.acronyms[acr]
+        if phrase is not None and phrase not in topical.lower():
+            m = re.search(rf"\b{acr}s?\b", out)
+            if m is not None:
+                out = f"{out[:m.end()]} ({phrase}){out[m.end():]}"
+    return out
 
 
 def lead_lengths(texts: Iterable[str]) -> np.ndarray:

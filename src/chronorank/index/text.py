@@ -25,7 +25,7 @@ from typing import Any
 
 from chronorank.errors import require
 
-__all__ = ["analyze", "analyze_many", "query_weights", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
+__all__ = ["analyze", "analyze_many", "query_weights", "query_acronyms", "acronym_expansion", "STOPWORDS", "SERIES", "SERIES_WEIGHT", "ANALYZER_VERSION"]
 
 #: Bumped whenever documents analyse differently; an index saved under another version is
 #: re-analysed from its stored texts when loaded (chronorank.index.storage).
@@ -155,3 +155,57 @@ def _stem_all(raw: list[list[str]]) -> list[list[str]]:
     words = sorted(vocab)
     stems = dict(zip(words, stemmer.stemWords(words)))
     return [[stems.get(t, t) for t in terms] for terms in raw]
+
+
+_ACRONYM = re.compile(r"\b([A-Z]{3,6})s?\b")
+_ROMAN = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
+#: An expansion must occur in at least this many documents (one page is as likely a chance
+#: phrase with the right initials as the term the corpus writes out).
+ACRONYM_MIN_DOCS = 2
+_LINK = r"[\s-]+(?:(?:of|for|and|the|on|in|to)\s+){0,2}"  # "centers for disease control"
+
+
+def query_acronyms(query: str) -> list[str]:
+    """The acronyms of a query as written: 3-6 capital letters, optionally plural ("SLA",
+    "SLAs"), not a Roman numeral ("III"); lower-case words and numbers are never acronyms."""
+    found = (m.group(1) for m in _ACRONYM.finditer(query))
+    return list(dict.fromkeys(a for a in found if not _ROMAN.fullmatch(a)))
+
+
+def acronym_expansion(acronym: str, texts: Iterable[str]) -> str | None:
+    """The phrase the corpus writes for ``acronym`` ("SLA" -> "service level agreement"), or
+    None.
+
+    People ask with the acronym while a page spells it out (or the reverse), and neither
+    BM25 nor a small embedder links the two. A candidate phrase is consecutive words whose
+    initials spell the acronym, with up to two linking stopwords between them ("centers for
+    disease control") and hyphenated parts that may carry a letter ("single sign-on"). The
+    phrase found in the most documents wins when it is in at least ``ACRONYM_MIN_DOCS``, in at
+    least as many as the acronym itself (a corpus that writes "NATO" needs no expansion, and a
+    chance phrase never outnumbers a common acronym: news-dev's "CVS" is no "camera video
+    shows"), and no other phrase ties it.
+    """
+    letters = acronym.lower()
+    if not 3 <= len(letters) <= 6 or not letters.isalpha():
+        return None
+    rx = re.compile(r"\b" + _LINK.join(f"{c}[a-z]*" for c in letters) + r"\b", re.IGNORECASE)
+    own = re.compile(rf"\b{re.escape(acronym.upper())}s?\b")
+    counts: dict[str, int] = {}
+    written = 0
+    for text in texts:
+        written += own.search(text) is not None
+        found = set()
+        for m in rx.finditer(text):
+            words = m.group(0).lower().split()
+            if words[0] in STOPWORDS or words[-1] in STOPWORDS or "".join(words).replace("-", "") == letters:
+                continue
+            found.add(" ".join(words))
+        for phrase in found:
+            counts[phrase] = counts.get(phrase, 0) + 1
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    phrase, n = ranked[0]
+    if n < max(ACRONYM_MIN_DOCS, written) or (len(ranked) > 1 and ranked[1][1] == n):
+        return None
+    return phrase

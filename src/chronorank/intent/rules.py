@@ -558,6 +558,16 @@ def anchor_terms(anchor: Anchor, lang: str = "en") -> str:
     return rest if any(ch.isalnum() for ch in rest) else anchor.text
 
 
+def asks_past(query: str, lang: str = "en") -> bool:
+    """Whether a question is worded about the past ("how *was* X *originally* introduced",
+    "what did it cost"): the language file's ``past_markers``. A question without them asks
+    about what holds now, even when nothing in it is a time cue ("how does pagination work")."""
+    words = get_language(lang).data.get("past_markers") or []
+    if not words:
+        return False
+    return re.search(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", query, re.IGNORECASE) is not None
+
+
 def with_sensitivity(query: str, now: Any, sensitivity: float) -> Intent:
     """The rules' intent with a model's time sensitivity; where no temporal cue decided the
     mode (recent or timeless), the sensitivity decides it too (>= 0.5 means recent)."""
