@@ -108,3 +108,19 @@ def test_qdrant_renderer_agrees_with_numpy():
         flt = _random_filter(rng)
         got = sorted(p.id for p in client.scroll("f", scroll_filter=filter_qdrant(flt), limit=100)[0])
         assert got == ids(flt), flt
+
+
+def test_index_filter_columns_follow_each_index_state():
+    """The index keeps each filtered field as a column per state: a document added (or
+    replaced) after a filtered search is filtered by its own metadata, not a stale column."""
+    from chronorank.index import TemporalIndex
+
+    idx = TemporalIndex(embedder=None)
+    idx.add([{"id": "a", "text": "backup release notes", "tenant": "x", "n": 1},
+             {"id": "b", "text": "backup release notes", "tenant": "y", "n": 5}])
+    assert idx.search("backup", now="2026-01-01", filter={"tenant": "x"}).ranked_ids == ["a"]
+    idx.add([{"id": "c", "text": "backup release notes", "tenant": "x", "n": 9},
+             {"id": "a", "text": "backup release notes", "tenant": "y", "n": 1}])
+    assert idx.search("backup", now="2026-01-01", filter={"tenant": "x"}).ranked_ids == ["c"]
+    got = idx.search("backup", now="2026-01-01", filter={"n": {"$gte": 5}}).ranked_ids
+    assert sorted(got) == ["b", "c"]

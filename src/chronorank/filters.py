@@ -36,7 +36,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 
-__all__ = ["And", "Cond", "Filter", "Or", "and_filters", "filter_mask", "filter_qdrant", "filter_sql", "parse_filter"]
+__all__ = ["And", "Cond", "FieldColumn", "Filter", "Or", "and_filters", "filter_mask", "filter_qdrant", "filter_sql", "parse_filter"]
 
 COMPARE_OPS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte")
 RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
@@ -170,20 +170,40 @@ def _num(v: Any) -> float:
     return math.nan
 
 
-def filter_mask(flt: Any, metadatas: Sequence[Mapping[str, Any] | None]) -> np.ndarray:
+class FieldColumn:
+    """One metadata field over every document, columnar: a code per document for equality
+    (-1 = missing; equal codes = equal :func:`_key`) and its number for ranges (NaN otherwise)."""
+
+    __slots__ = ("codes", "index", "nums")
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        index: dict[Any, int] = {}
+        codes = np.full(len(values), -1, dtype=np.int64)
+        for i, v in enumerate(values):  # once per field and index state, not per search
+            if v is not _MISSING:
+                codes[i] = index.setdefault(_key(v), len(index))
+        self.codes, self.index = codes, index
+        self.nums = np.fromiter((_num(v) for v in values), dtype=np.float64, count=len(values))
+
+
+def filter_mask(
+    flt: Any,
+    metadatas: Sequence[Mapping[str, Any] | None],
+    columns: dict[str, FieldColumn] | None = None,
+) -> np.ndarray:
     """Which of ``metadatas`` pass ``flt`` (a boolean array; all True without a filter).
 
-    Each condition reads its field once over all documents, then compares in numpy.
+    Each field is read once into a :class:`FieldColumn` (kept in ``columns`` when the caller
+    passes a dict, e.g. one per index snapshot), then every condition compares in numpy.
     """
     tree = parse_filter(flt)
     n = len(metadatas)
     if tree is None:
         return np.ones(n, dtype=bool)
-    cols: dict[str, list[Any]] = {}
-    return _mask(tree, metadatas, cols, n)
+    return _mask(tree, metadatas, {} if columns is None else columns, n)
 
 
-def _mask(t: Filter, metas: Sequence[Mapping[str, Any] | None], cols: dict[str, list[Any]], n: int) -> np.ndarray:
+def _mask(t: Filter, metas: Sequence[Mapping[str, Any] | None], cols: dict[str, FieldColumn], n: int) -> np.ndarray:
     if isinstance(t, And):
         out = np.ones(n, dtype=bool)
         for p in t.parts:
@@ -196,14 +216,15 @@ def _mask(t: Filter, metas: Sequence[Mapping[str, Any] | None], cols: dict[str, 
         return out
     col = cols.get(t.field)
     if col is None:
-        col = cols[t.field] = [_MISSING if m is None else m.get(t.field, _MISSING) for m in metas]
+        col = cols[t.field] = FieldColumn([_MISSING if m is None else m.get(t.field, _MISSING) for m in metas])
     if t.op in RANGE_OPS:
-        x = np.fromiter((_num(v) for v in col), dtype=np.float64, count=n)
+        x = col.nums
         with np.errstate(invalid="ignore"):
             res = {"$gt": x > t.value, "$gte": x >= t.value, "$lt": x < t.value, "$lte": x <= t.value}[t.op]
         return np.asarray(res, dtype=bool)
-    wanted = {_key(v) for v in (t.value if t.op in ("$in", "$nin") else (t.value,))}
-    hit = np.fromiter((v is not _MISSING and _key(v) in wanted for v in col), dtype=bool, count=n)
+    values = t.value if t.op in ("$in", "$nin") else (t.value,)
+    wanted = [c for c in (col.index.get(_key(v)) for v in values) if c is not None]
+    hit = np.isin(col.codes, np.asarray(wanted, dtype=np.int64))
     return ~hit if t.op in ("$ne", "$nin") else hit
 
 

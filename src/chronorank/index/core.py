@@ -39,7 +39,7 @@ class _Snapshot:
 
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles",
+        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
     )
 
     def __init__(
@@ -70,6 +70,7 @@ class _Snapshot:
         self._lock = threading.Lock()
         self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
         self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
+        self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -326,7 +327,9 @@ class TemporalIndex:
         flt = parse_filter(filter)
         if n == 0:
             return _empty_ranking(query, intent, now_s)
-        flt_rows = None if flt is None else np.flatnonzero(filter_mask(flt, [r["metadata"] for r in snap.records]))
+        flt_rows = None if flt is None else np.flatnonzero(
+            filter_mask(flt, [r["metadata"] for r in snap.records], snap.filter_cols)
+        )
         anchor_line = ""
         if intent.anchor is not None and intent.target is None:
             intent, anchor_line = self._resolve_anchor(snap, intent, now_s, cfg)
