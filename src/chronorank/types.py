@@ -565,6 +565,8 @@ class Ranking(Sequence[Hit]):
         if intent is not None and intent.target is not None and intent.mode == "range":
             lines.append("period: in force at its end first, then in force during it, then published "
                          "after it, then replaced before it")
+        if m.get("dense_complete") is False:  # index/background.py: vectors still coming
+            lines.append(f"dense: {m['dense']}")
         if m.get("topic_rule"):
             lines.append(f"topic: {m['topic_rule']}")
         if m.get("anchor"):

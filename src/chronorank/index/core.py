@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.index import background as _bg
 from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
@@ -40,6 +41,7 @@ class _Snapshot:
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
+        "pending",
     )
 
     def __init__(
@@ -54,8 +56,12 @@ class _Snapshot:
         bm25: Bm25Matrix | None = None,
         ids: list[str] | None = None,
         lead_len: np.ndarray | None = None,
+        pending: np.ndarray | None = None,
     ) -> None:
         self.records = records
+        # int32 (n,): the background batch each document's vector waits for (0 = it has
+        # one); None = every vector is in (index/background.py)
+        self.pending = pending
         self.lead_len = lead_len  # terms in each document's first sentence (lazy)
         self.ids = ids if ids is not None else [r["id"] for r in records]
         self.row_of = {d: i for i, d in enumerate(self.ids)}
@@ -164,6 +170,7 @@ class TemporalIndex:
         self._vocab: dict[str, int] = {}
         self._snap = _empty_snapshot()
         self._write_lock = threading.RLock()
+        self._bg: Any = None  # the background embedding job (index/background.py), if any
 
     # ------------------------------------------------------------------ reading
 
@@ -193,6 +200,8 @@ class TemporalIndex:
         self,
         docs: Iterable[Mapping[str, Any]],
         vectors: np.ndarray | Sequence[Sequence[float]] | None = None,
+        *,
+        embed: str = "now",
     ) -> int:
         """Insert or replace documents by ``id``; returns how many were written.
 
@@ -200,7 +209,13 @@ class TemporalIndex:
         be given as a ``vector`` key or as the matching row of ``vectors``; other documents
         are embedded with the index's embedder (a replaced document whose text did not change
         keeps its vector).
+
+        ``embed="background"`` returns as soon as the keyword and time structures are built
+        and embeds in a background thread: searches answer at once with keyword + time, and
+        fuse the dense signal once every vector is in (then ranking as ``embed="now"`` would);
+        :attr:`dense_progress`, :meth:`wait`, :mod:`chronorank.index.background`.
         """
+        background = _bg.check_mode(embed) == "background" and self.embedder is not None
         docs = list(docs)
         if not docs:
             return 0
@@ -217,7 +232,10 @@ class TemporalIndex:
         times = self._parse_times(records)
         with self._write_lock:
             old = self._snap
-            new_vecs = self._vectors_for(old, records, given, dim)
+            ticket = 0
+            if background:
+                ticket = _bg.start(self).next_ticket()
+            new_vecs, new_pending = self._vectors_for(old, records, given, dim, ticket)
             from chronorank.index.text import analyze_documents
 
             texts = [r["text"] for r in records]
@@ -245,9 +263,14 @@ class TemporalIndex:
                 n_terms=n_terms,
                 groups=None,
                 lead_len=lead_len,
+                pending=_bg.join_pending(base.pending, len(base), new_pending, len(records)),
             )
             self._snap.groups = self._group_codes(self._snap.records)
             self.dim = dim  # only once the batch is in: a failed add() leaves the width unset
+            if ticket and new_pending is not None:
+                todo = np.flatnonzero(new_pending == ticket).tolist()
+                if todo:
+                    _bg.start(self).submit(ticket, [records[i]["id"] for i in todo], [records[i]["text"] for i in todo])
         return len(records)
 
     def delete(self, ids: Iterable[str] | str, *, missing: str = "ignore") -> int:
@@ -335,7 +358,7 @@ class TemporalIndex:
             intent, anchor_line = self._resolve_anchor(snap, intent, now_s, cfg)
 
         ann_rows: np.ndarray | None = None
-        if ann and candidates is None and flt_rows is None:
+        if ann and candidates is None and flt_rows is None and snap.pending is None:
             from chronorank.index.ann import ann_candidates
 
             opts = {} if ann is True else dict(ann)  # type: ignore[arg-type]
@@ -450,6 +473,7 @@ class TemporalIndex:
                 "band": None if res.band is None else res.band[top],
                 "expired": res.expired[top],
                 "target": intent.target,
+                **_dense_meta(self, snap),
             },
         )
 
@@ -504,7 +528,8 @@ class TemporalIndex:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later)."""
         out: dict[str, np.ndarray] = {}
-        if cfg.dense_weight > 0 and snap.vectors is not None:
+        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
+            # while vectors are still being embedded, keyword + time only (index/background.py)
             if vector is not None:
                 q = _as_matrix(vector, self.dim, "vector")[0]
             elif self.embedder is not None:
@@ -544,11 +569,35 @@ class TemporalIndex:
 
     # ------------------------------------------------------------------ persistence
 
-    def save(self, path: str | Path) -> Path:
-        """Write the index to directory ``path`` atomically (see :mod:`chronorank.index.storage`)."""
-        from chronorank.index.storage import save_index
+    def save(self, path: str | Path, *, wait: bool = True) -> Path:
+        """Write the index to directory ``path`` atomically (see :mod:`chronorank.index.storage`).
 
-        return save_index(self, path)
+        Documents still being embedded in the background are waited for (``wait=False``
+        refuses instead): a saved index always holds every vector."""
+        return _bg.save_complete(self, path, wait)
+
+    # ------------------------------------------------------------------ background embedding
+
+    @property
+    def dense_progress(self) -> Any:
+        """A :class:`~chronorank.index.background.DenseProgress` (``embedded`` of ``total``,
+        ``complete``, ``running``, ``error``), or None for an index without a dense lane."""
+        return _bg.dense_progress(self)
+
+    @property
+    def ready(self) -> bool:
+        """Whether every document has its vector (searches fuse the dense signal)."""
+        return self._snap.pending is None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every vector of ``add(..., embed="background")`` is in (True) or
+        ``timeout`` seconds passed (False); raises ``EmbeddingFailed`` if the embedder failed."""
+        return _bg.wait(self, timeout)
+
+    def resume_embedding(self) -> None:
+        """Restart a background embedding that stopped on an error (what is in stays in)."""
+        if self._bg is not None:
+            self._bg.resume()
 
     @classmethod
     def load(
@@ -591,26 +640,36 @@ class TemporalIndex:
         return given, dim
 
     def _vectors_for(
-        self, old: _Snapshot, records: list[dict[str, Any]], given: dict[int, np.ndarray], dim: int | None
-    ) -> np.ndarray | None:
+        self, old: _Snapshot, records: list[dict[str, Any]], given: dict[int, np.ndarray], dim: int | None,
+        ticket: int = 0,
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The batch's vectors and pending tickets (None = none pending). ``ticket > 0``
+        leaves the rows to embed to that background batch (zero rows, pending = ticket);
+        a document kept from one still waiting for its vector waits for the same batch."""
         n = len(records)
         need = [i for i in range(n) if i not in given]
         if not given and self.embedder is None and old.vectors is None:
-            return None
+            return None, None
         if dim is None:
             raise InvalidInput("cannot tell the vector width; pass vectors=... or an embedder.")
         out = np.empty((n, dim), dtype=np.float32)
         for i, v in given.items():
             out[i] = v
         reuse: list[int] = []
+        pending = np.zeros(n, np.int32)
         if old.vectors is not None:
             for i in need:
                 j = old.row_of.get(records[i]["id"])
                 if j is not None and old.records[j]["text"] == records[i]["text"]:
                     out[i] = old.vectors[j]
                     reuse.append(i)
+                    if old.pending is not None:
+                        pending[i] = old.pending[j]
         todo = [i for i in need if i not in set(reuse)]
-        if todo:
+        if todo and ticket:
+            out[todo] = 0.0
+            pending[todo] = ticket
+        elif todo:
             if self.embedder is None:
                 raise InvalidInput(
                     f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
@@ -625,7 +684,7 @@ class TemporalIndex:
                     f"embedder {self.embedder.name!r} returned shape {emb.shape}, expected {(len(todo), dim)}."
                 )
             out[todo] = emb
-        return out
+        return out, (pending if pending.any() else None)
 
     def _parse_times(self, records: list[dict[str, Any]]) -> np.ndarray:
         from chronorank.timeparse import parse_times
@@ -780,6 +839,12 @@ def _as_matrix(v: Any, dim: int | None, field: str) -> np.ndarray:
     return np.ascontiguousarray(mat / norms, dtype=np.float32)
 
 
+def _dense_meta(index: TemporalIndex, snap: _Snapshot) -> dict[str, Any]:
+    """The dense lane's state for ``Ranking.meta`` (``dense``, ``dense_complete``)."""
+    prog = _bg.dense_progress(index, snap)
+    return {} if prog is None else {"dense": prog.describe(), "dense_complete": prog.complete}
+
+
 def _concat_vectors(base: np.ndarray | None, new: np.ndarray | None, n_base: int, dim: int | None) -> np.ndarray | None:
     if new is None:
         return base
@@ -805,6 +870,7 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
         n_terms=snap.n_terms,
         groups=None,
         lead_len=None if snap.lead_len is None else snap.lead_len[keep],
+        pending=_bg.keep_pending(snap.pending, keep),
     )
 
 

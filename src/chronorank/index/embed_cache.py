@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,12 +183,16 @@ def default_cache(embedder: Any) -> EmbeddingCache | None:
 def embed_documents(
     embedder: Any, texts: Sequence[str], *, cache: EmbeddingCache | None | bool = True,
     chunk: int = 64, desc: str = "embedding",
+    on_chunk: Callable[[list[int], np.ndarray], None] | None = None,
 ) -> np.ndarray:
     """``embedder.embed(texts)`` through the cache, with progress: float32 ``(n, dim)``.
 
     ``cache=True`` uses :func:`default_cache`, ``False``/``None`` none. The misses are
     embedded shortest first in chunks of ``chunk`` (so the bar moves and the ETA holds) and
-    stored chunk by chunk (an interrupted job keeps what it finished).
+    stored chunk by chunk (an interrupted job keeps what it finished). ``on_chunk(positions,
+    vectors)`` is called with the cache hits, then with every embedded chunk as it is done
+    (the background embedding of :mod:`chronorank.index.background` publishes through it);
+    the chunks are the same with or without it, so are the vectors.
     """
     n = len(texts)
     store = default_cache(embedder) if cache is True else (cache or None)
@@ -200,6 +204,9 @@ def embed_documents(
         out = np.empty((n, store.dim if store is not None else 0), dtype=np.float32)
         for i, v in found.items():
             out[i] = v
+        if on_chunk is not None:
+            hit = sorted(found)
+            on_chunk(hit, out[hit])
     if todo:
         todo.sort(key=lambda i: len(texts[i]))
         with Progress(len(todo), desc) as bar:
@@ -213,6 +220,8 @@ def embed_documents(
                 out[part] = emb
                 if store is not None:
                     store.put([keys[i] for i in part], emb)
+                if on_chunk is not None:
+                    on_chunk(part, emb)
                 bar.update(len(part))
     if out is None:
         out = np.zeros((0, int(getattr(embedder, "dim", 0))), dtype=np.float32)

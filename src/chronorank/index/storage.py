@@ -250,6 +250,11 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
     with index._write_lock:  # one consistent snapshot + vocabulary, even if writers run meanwhile
         snap = index._snap
         vocab_items = list(index._vocab.items())
+    if getattr(snap, "pending", None) is not None:
+        from chronorank.index.background import VectorsPending
+
+        raise VectorsPending("documents still wait for their background vectors; TemporalIndex.save() "
+                             "waits for them (or call index.wait() first): a saved index is never partial.")
     bm25 = snap.bm25(index.k1, index.b)
     # the lead field as the index's config reads it (derives lead_len for a format-1 load)
     lead = (index.config.lead_tokens, snap.lead_bm25(index.k1, index.b, index.config.lead_tokens))
