@@ -276,3 +276,40 @@ def test_embed_documents_reports_every_row_once_through_on_chunk(tmp_path: Path,
     out = embed_documents(emb, texts, cache=cache, on_chunk=on_chunk)
     assert sorted(got) == list(range(150))
     assert np.array_equal(np.stack([got[i] for i in range(150)]), out)
+
+
+def test_demo_engine_serves_while_embedding_and_saves_once_complete(bench: Any, tmp_path: Path) -> None:
+    from chronorank.demo_app import DemoEngine
+
+    corpus, _ = bench
+    emb = GatedEmbedder()
+    engine = DemoEngine(corpus, embedder=emb, now="2026-08-01", index_path=tmp_path / "idx", embed="background")
+    n = len(corpus)
+    health = engine.health()
+    assert health["dense_complete"] is False and health["dense"].startswith(f"0 / {n} embedded")
+    res = engine.search("what changed in the latest tern release")
+    assert res["after"] and res["dense_complete"] is False and "keyword + time" in res["dense"]
+    assert not (tmp_path / "idx" / "CURRENT").exists()  # never a partial index on disk
+    emb.release(_n_chunks(n))
+    assert engine.saver is not None
+    engine.saver.join(LONG)
+    assert engine.save_error is None and (tmp_path / "idx" / "CURRENT").is_file()
+    assert engine.health()["dense"] == f"{n} / {n} embedded"
+    assert engine.search("tern release")["dense_complete"] is True
+    assert TemporalIndex.load(tmp_path / "idx", embedder=HashingEmbedder(64)).ready
+
+
+def test_cli_eval_and_search_report_the_dense_lane(tmp_path: Path, capsys: Any) -> None:
+    from chronorank.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "releases"
+    assert main(["eval", "--corpus", str(ex / "corpus.jsonl"), "--queries", str(ex / "queries.jsonl"),
+                 "--embedder", "hashing"]) == 0
+    assert "dense: 12 / 12 embedded" in capsys.readouterr().out
+    assert main(["index", str(ex / "corpus.jsonl"), "--out", str(tmp_path / "i"), "--embedder", "hashing"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "i"), "latest tern release", "--now", "2026-08-01", "--json"]) == 0
+    import json
+
+    meta = json.loads(capsys.readouterr().out)["meta"]
+    assert meta["dense"] == "12 / 12 embedded" and meta["dense_complete"] is True

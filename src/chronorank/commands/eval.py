@@ -40,6 +40,7 @@ def run(args: Any) -> int:
     queries = read_queries(args.queries, ids={d["id"] for d in corpus})
     idx = index_for_benchmark(corpus, embedder=embedder, config=config)
     res = evaluate_index(idx, queries)
+    prog = idx.dense_progress  # complete here: index_for_benchmark embeds before returning
     out: dict[str, Any] = {"overall": res["overall"], "by_kind": res["by_kind"], "config": res["config"]}
     if args.per_query:
         out["per_query"] = res["per_query"]
@@ -48,6 +49,7 @@ def run(args: Any) -> int:
         return 0
     o = res["overall"]
     print(f"config: {res['config']}")
+    print("dense: off (no embedder)" if prog is None else str(prog))
     print(f"{'kind':<14}{'queries':>8}{'ndcg@10':>10}{'recall@10':>11}{'mrr':>8}{'stale@5':>9}")
     rows = [("overall", o), *res["by_kind"].items()]
     for name, m in rows:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
+import time
 from typing import Any
 
 
@@ -33,6 +35,10 @@ def add_parser(sub: Any) -> None:
                    help="reference date (default: the newest document date in the corpus)")
     p.add_argument("--index", default=None, metavar="DIR",
                    help="load the index from DIR if it exists, else build it and save it there (default: build in memory)")
+    p.add_argument("--embed", choices=("background", "now"), default="background",
+                   help="background: serve at once with keyword + time while the documents are embedded, "
+                        "the dense signal joining once every vector is in; now: embed before serving "
+                        "(default: background)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     p.set_defaults(func=run)
 
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         now=args.now,
         source=source,
         index_path=args.index,
+        embed=args.embed,
     )
     server = make_server(engine, args.host, args.port, verbose=args.verbose)
     host, port = str(server.server_address[0]), int(server.server_address[1])
@@ -71,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    dense = engine.dense()
+    if dense["dense_complete"] is False:
+        print(f"dense: {dense['dense']} (embedding in the background)", file=sys.stderr, flush=True)
+        threading.Thread(target=_report_when_ready, args=(engine,), daemon=True).start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -78,3 +89,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _report_when_ready(engine: Any) -> None:
+    from chronorank.errors import ChronorankError
+
+    started = time.perf_counter()
+    try:
+        engine.index.wait()
+    except ChronorankError as exc:
+        print(f"dense: {exc}", file=sys.stderr, flush=True)
+        return
+    print(f"dense: {engine.dense()['dense']} after {time.perf_counter() - started:.1f} s more; "
+          "answers now fuse the dense signal", file=sys.stderr, flush=True)

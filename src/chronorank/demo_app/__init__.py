@@ -106,7 +106,11 @@ class DemoEngine:
         now: Any = None,
         source: str = "",
         index_path: str | Path | None = None,
+        embed: str = "now",
     ) -> None:
+        """``embed="background"``: serve at once with keyword + time while the documents are
+        embedded (the state is in :meth:`health` and every answer); an ``index_path`` that
+        does not exist yet is saved once every vector is in."""
         from chronorank.index import TemporalIndex
         from chronorank.timeparse import resolve_now
 
@@ -118,18 +122,42 @@ class DemoEngine:
             self.index = TemporalIndex.load(index_path)
         else:
             self.index = TemporalIndex(embedder, config=config, group_key=group_key, bad_dates="missing")
-            self.index.add(docs)
-            if index_path is not None:
+            self.index.add(docs, embed=embed)
+            if index_path is not None and self.index.ready:
                 self.index.save(index_path)
+            elif index_path is not None:
+                self.saver = threading.Thread(target=self._save_when_ready, args=(Path(index_path),),
+                                              name="chronorank-demo-save", daemon=True)
+                self.saver.start()
         self.build_seconds = time.perf_counter() - started
         self.source = source
         self.examples = example_queries(docs)
         self.now = float(resolve_now(now)) if now is not None else _newest_time(docs)
         self._lock = threading.Lock()
 
+    saver: threading.Thread | None = None
+    save_error: str | None = None
+
+    def _save_when_ready(self, path: Path) -> None:
+        import sys
+
+        try:
+            self.index.save(path)  # waits for the vectors
+        except ChronorankError as exc:
+            self.save_error = str(exc)
+            print(f"the index was not saved to {path}: {exc}", file=sys.stderr, flush=True)
+
+    def dense(self) -> dict[str, Any]:
+        """The dense lane's state: ``dense`` (e.g. "1,200 / 5,000 embedded; ...") and
+        ``dense_complete`` (None for an index without vectors)."""
+        prog = self.index.dense_progress
+        return {"dense": None if prog is None else prog.describe(),
+                "dense_complete": None if prog is None else prog.complete}
+
     def health(self) -> dict[str, Any]:
         emb = self.index.embedder
         return {
+            **self.dense(),
             "ok": True,
             "documents": len(self.index),
             "embedder": getattr(emb, "name", None) if emb is not None else None,
@@ -193,6 +221,8 @@ class DemoEngine:
             "before": [self._row(h, temporal=False) for h in before],
             "after": [self._row(h, temporal=True) for h in after],
             "took_ms": round(took, 1),
+            "dense": meta.get("dense"),
+            "dense_complete": meta.get("dense_complete"),
         }
 
     def _row(self, hit: Any, *, temporal: bool) -> dict[str, Any]:

@@ -87,13 +87,13 @@ function search() {
     $("intent").innerHTML = chips(res);
     $("before").innerHTML = res.before.map(function (r) { return item(r, false); }).join("");
     $("after").innerHTML = res.after.map(function (r) { return item(r, true); }).join("");
-    $("status").textContent = "answered in " + res.took_ms + " ms";
+    $("status").textContent = "answered in " + res.took_ms + " ms" + (res.dense_complete === false ? " \\u00b7 dense: " + res.dense : "");
     document.body.setAttribute("data-ready", "1");
   }).catch(function (e) { $("error").textContent = String(e); });
 }
 $("f").addEventListener("submit", function (e) { e.preventDefault(); search(); });
 fetch("/api/health").then(function (r) { return r.json(); }).then(function (h) {
-  $("status").textContent = h.documents + " documents \\u00b7 embedder " + h.embedder + " \\u00b7 as of " + h.now + " \\u00b7 " + h.source;
+  $("status").textContent = h.documents + " documents \\u00b7 embedder " + h.embedder + " \\u00b7 as of " + h.now + " \\u00b7 " + h.source + (h.dense_complete === false ? " \\u00b7 dense: " + h.dense : "");
   $("examples").innerHTML = h.examples.map(function (e) { return "<a>" + esc(e) + "</a>"; }).join("");
   Array.prototype.forEach.call($("examples").children, function (a) { a.addEventListener("click", function () { $("q").value = a.textContent; search(); }); });
   var initial = new URLSearchParams(location.search).get("q");
