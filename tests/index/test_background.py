@@ -313,3 +313,31 @@ def test_cli_eval_and_search_report_the_dense_lane(tmp_path: Path, capsys: Any) 
 
     meta = json.loads(capsys.readouterr().out)["meta"]
     assert meta["dense"] == "12 / 12 embedded" and meta["dense_complete"] is True
+
+
+def test_a_script_that_ends_while_embedding_exits_cleanly(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "early_exit.py"
+    script.write_text(
+        "import atexit, time\n"
+        "def after():  # registered first, so it runs after chronorank's own exit handler\n"
+        "    print('stopped', idx._bg._thread is None, idx.dense_progress.embedded < len(idx))\n"
+        "atexit.register(after)\n"
+        "from chronorank.index import TemporalIndex\n"
+        "from chronorank.index.embedders import HashingEmbedder\n"
+        "class Slow(HashingEmbedder):\n"
+        "    def embed(self, texts):\n"
+        "        time.sleep(0.05)\n"
+        "        return super().embed(texts)\n"
+        "idx = TemporalIndex(Slow(16))\n"
+        "idx.add([{'id': str(i), 'text': f'note {i} about caching'} for i in range(64 * 50)], embed='background')\n"
+        "print(len(idx.search('caching', now='2026-01-01')), idx.ready)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), CHRONORANK_PROGRESS="0")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=LONG)
+    assert p.returncode == 0, p.stderr
+    # the job stopped after its chunk, before the interpreter went down, with work left
+    assert p.stdout.split() == ["10", "False", "stopped", "True", "True"] and "Traceback" not in p.stderr

@@ -483,11 +483,11 @@ class TemporalIndex:
 
         return await asyncio.to_thread(self.search, query, k, now, **kwargs)
 
-    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None) -> int:
+    async def aadd(self, docs: Iterable[Mapping[str, Any]], vectors: Any = None, *, embed: str = "now") -> int:
         """:meth:`add` in a worker thread."""
         import asyncio
 
-        return await asyncio.to_thread(self.add, list(docs), vectors)
+        return await asyncio.to_thread(self.add, list(docs), vectors, embed=embed)
 
     def _query_terms(self, topical: str) -> int:
         """Distinct query terms the corpus knows (the query's shape, for ``_shaped``)."""

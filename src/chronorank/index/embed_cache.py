@@ -220,9 +220,9 @@ def embed_documents(
                 out[part] = emb
                 if store is not None:
                     store.put([keys[i] for i in part], emb)
+                bar.update(len(part))
                 if on_chunk is not None:
                     on_chunk(part, emb)
-                bar.update(len(part))
     if out is None:
         out = np.zeros((0, int(getattr(embedder, "dim", 0))), dtype=np.float32)
     return out
