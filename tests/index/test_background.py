@@ -341,3 +341,25 @@ def test_a_script_that_ends_while_embedding_exits_cleanly(tmp_path: Path) -> Non
     assert p.returncode == 0, p.stderr
     # the job stopped after its chunk, before the interpreter went down, with work left
     assert p.stdout.split() == ["10", "False", "stopped", "True", "True"] and "Traceback" not in p.stderr
+
+
+def test_ann_waits_for_the_vectors_too(bench: Any) -> None:
+    pytest.importorskip("faiss")
+    corpus, queries = bench
+    docs = _docs(corpus)
+    emb = GatedEmbedder()
+    idx = TemporalIndex(emb)
+    idx.add(docs, embed="background")
+    keyword_only = TemporalIndex(None)
+    keyword_only.add(docs)
+    q = queries[0]
+    got = idx.search(q["query"], k=20, now=q["reference_date"], ann=True)  # no HNSW over missing vectors
+    want = keyword_only.search(q["query"], k=20, now=q["reference_date"])
+    assert got.ranked_ids == want.ranked_ids
+    emb.release(_n_chunks(len(docs)))
+    assert idx.wait(timeout=LONG)
+    sync = TemporalIndex(HashingEmbedder(64))
+    sync.add(docs)
+    after = idx.search(q["query"], k=20, now=q["reference_date"], ann=True)
+    assert after.ranked_ids == sync.search(q["query"], k=20, now=q["reference_date"], ann=True).ranked_ids
+    assert "dense" in after[0].signals
