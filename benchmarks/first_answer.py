@@ -19,6 +19,10 @@ launched. Then, in the same process:
   background-built index's;
 - the committed figure of ``benchmarks/cross_domain.py``'s default row for reference.
 
+``--first-only N`` runs N more cold starts that stop after the first answers (the job
+ends after its current chunk when the process exits) and adds their figures to the same
+JSON under ``cold_starts``.
+
 Only document ids, dates and figures are written (never news texts).
 Writes ``benchmarks/results/first_answer.json``.
 """
@@ -36,13 +40,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: questions answered while the embedder runs, after the first one
 DURING = 5
 
 
-def child(data: Path, out: Path) -> None:
+def child(data: Path, out: Path, first_only: bool = False) -> None:
     """The measured process: everything from its imports on counts."""
     from chronorank.eval.datasets import load_benchmark
     from chronorank.index import TemporalIndex
@@ -58,6 +64,9 @@ def child(data: Path, out: Path) -> None:
     q0 = queries[0]
     first = idx.search(q0["query"], k=10, now=q0["reference_date"])
     t_first = time.time()
+    # CPU seconds, independent of how contended the machine is: the main thread's (the path
+    # to the first answer) and the whole process's (the embedder thread's included)
+    cpu = {"main_thread": round(time.thread_time(), 2), "process": round(time.process_time(), 2)}
     at_first = idx.dense_progress
     dense_line = next((ln for ln in first.explain().splitlines() if ln.startswith("dense:")), None)
     during = []
@@ -65,6 +74,12 @@ def child(data: Path, out: Path) -> None:
         t = time.perf_counter()
         r = idx.search(q["query"], k=10, now=q["reference_date"])
         during.append({"ms": round(1000 * (time.perf_counter() - t), 1), "dense_complete": r.meta.get("dense_complete")})
+    if first_only:
+        out.write_text(json.dumps({"t_import": t_import, "t_read": t_read, "t_added": t_added, "t_first": t_first,
+                                   "cpu_s_at_first_answer": cpu,
+                                   "dense_at_first_answer": at_first.embedded if at_first else None,
+                                   "during_embedding_ms": [d["ms"] for d in during]}))
+        return
     idx.wait()
     t_complete = time.time()
 
@@ -86,7 +101,7 @@ def child(data: Path, out: Path) -> None:
     same = sum(runs[q] == sync_runs[q] for q in runs)
     out.write_text(json.dumps({
         "t_import": t_import, "t_read": t_read, "t_added": t_added, "t_first": t_first,
-        "t_complete": t_complete,
+        "t_complete": t_complete, "cpu_s_at_first_answer": cpu,
         "first_query": {"qid": q0["qid"], "hits": len(first), "top_id": first.ranked_ids[0] if len(first) else None},
         "dense_at_first_answer": None if at_first is None else {"embedded": at_first.embedded, "total": at_first.total},
         "explain_dense_line": dense_line,
@@ -98,28 +113,66 @@ def child(data: Path, out: Path) -> None:
     }))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "news-dev"))
-    ap.add_argument("--out", default=str(RESULTS / "first_answer.json"))
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(Path(args.data), Path(args.child))
-        return
-    data = Path(args.data)
-    if not (data / "corpus.jsonl").is_file():
-        raise SystemExit(f"{data} holds no corpus.jsonl (news-dev lives in ../shared/data)")
+def launch(data: Path, *, first_only: bool) -> tuple[dict[str, Any], float, Any]:
+    """One measured process with an empty embedding cache: its figures, launch time, result."""
     with tempfile.TemporaryDirectory(prefix="chronorank-first-answer-") as tmp:
         env = dict(os.environ, CHRONORANK_EMBED_CACHE=str(Path(tmp) / "cache"),
                    PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
         res_path = Path(tmp) / "child.json"
         cmd = [sys.executable, str(Path(__file__).resolve()), "--data", str(data), "--child", str(res_path)]
+        if first_only:
+            cmd.append("--child-first-only")
         t_launch = time.time()
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"the measured process exited {p.returncode}:\n{p.stderr[-3000:]}")
-        c = json.loads(res_path.read_text())
+        return json.loads(res_path.read_text()), t_launch, p
+
+
+def cold_starts(data: Path, out: Path, n: int) -> None:
+    runs = []
+    for _ in range(n):
+        c, t_launch, _p = launch(data, first_only=True)
+        runs.append({
+            "first_answer_s": round(c["t_first"] - t_launch, 2),
+            "interpreter_and_imports_s": round(c["t_import"] - t_launch, 2),
+            "read_corpus_s": round(c["t_read"] - c["t_import"], 2),
+            "add_background_s": round(c["t_added"] - c["t_read"], 2),
+            "first_search_s": round(c["t_first"] - c["t_added"], 2),
+            "cpu_s_at_first_answer": c["cpu_s_at_first_answer"],
+            "embedded_at_first_answer": c["dense_at_first_answer"],
+            "next_queries_ms": c["during_embedding_ms"],
+        })
+    result = json.loads(out.read_text()) if out.is_file() else {}
+    result["cold_starts"] = runs
+    result["cold_starts_first_answer_s_median"] = float(np.median([r["first_answer_s"] for r in runs]))
+    result["cold_starts_main_thread_cpu_s_median"] = float(
+        np.median([r["cpu_s_at_first_answer"]["main_thread"] for r in runs]))
+    result["cold_starts_load_avg_at_end"] = os.getloadavg()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "news-dev"))
+    ap.add_argument("--out", default=str(RESULTS / "first_answer.json"))
+    ap.add_argument("--first-only", type=int, default=0, metavar="N",
+                    help="N more cold starts measured to the first answers only, added to --out")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child-first-only", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(Path(args.data), Path(args.child), args.child_first_only)
+        return
+    data = Path(args.data)
+    if not (data / "corpus.jsonl").is_file():
+        raise SystemExit(f"{data} holds no corpus.jsonl (news-dev lives in ../shared/data)")
+    if args.first_only:
+        cold_starts(data, Path(args.out), args.first_only)
+        return
+    c, t_launch, p = launch(data, first_only=False)
     progress = [ln for ln in p.stderr.splitlines() if ln.startswith("embedding")]
     embed_s = c["t_complete"] - c["t_added"]
     first_s = c["t_first"] - t_launch
@@ -140,6 +193,7 @@ def main() -> None:
             "add_background (keyword + time structures)": round(c["t_added"] - c["t_read"], 2),
             "first_search": round(c["t_first"] - c["t_added"], 2),
         },
+        "cpu_s_at_first_answer": c["cpu_s_at_first_answer"],
         "dense_at_first_answer": c["dense_at_first_answer"],
         "explain_dense_line": c["explain_dense_line"],
         "during_embedding": c["during_embedding"],
