@@ -330,7 +330,7 @@ def test_a_script_that_ends_while_embedding_exits_cleanly(tmp_path: Path) -> Non
         "from chronorank.index.embedders import HashingEmbedder\n"
         "class Slow(HashingEmbedder):\n"
         "    def embed(self, texts):\n"
-        "        time.sleep(0.05)\n"
+        "        time.sleep(0.2)  # 50 chunks: ten seconds at least, far longer than the script\n"
         "        return super().embed(texts)\n"
         "idx = TemporalIndex(Slow(16))\n"
         "idx.add([{'id': str(i), 'text': f'note {i} about caching'} for i in range(64 * 50)], embed='background')\n"
