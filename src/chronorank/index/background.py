@@ -15,8 +15,10 @@ synchronous build (a test compares every ranking). Not taken: fusing the vectors
 in, document by document. The embedder goes shortest first, so a half-filled dense lane
 would lift short documents over long ones for no reason of relevance, and a document's
 score would depend on the embedder's progress rather than on the question; keyword +
-time ranks every document by one rule until the lane is whole. What keyword + time is
-worth meanwhile is measured in ``benchmarks/first_answer.py``.
+time ranks every document by one rule until the lane is whole. What it is worth meanwhile
+(``benchmarks/first_answer.py``, news-dev, MiniLM): nDCG@10 fresh_only / fresh_vs_stale
+0.780 / 0.667 with keyword + time, 0.788 / 0.692 once every vector is in; the first answer
+came 2.7 s after the process started, the last vector 877 s later on that (contended) run.
 
 **Saving** waits for the vectors (``save(path)``; ``save(path, wait=False)`` refuses while
 any is missing): a saved index is always complete, never partial.
