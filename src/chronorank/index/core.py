@@ -327,6 +327,9 @@ class TemporalIndex:
         ``filter`` is a metadata filter (:mod:`chronorank.filters`, e.g. ``{"project": "flask"}``):
         only matching documents are scored, and every other setting (candidates, time lanes)
         applies inside it. With a filter the matching rows are scored exactly (no ANN pool).
+        While documents still wait for their vectors (``add(..., embed="background")``) the
+        dense signal, ``vector`` and ``ann`` are left out: keyword + time for every document,
+        said in ``meta["dense"]`` and the explanation.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput(f"query={query!r}; give a non-empty string.")
