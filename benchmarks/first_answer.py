@@ -129,16 +129,23 @@ def launch(data: Path, *, first_only: bool) -> tuple[dict[str, Any], float, Any]
         return json.loads(res_path.read_text()), t_launch, p
 
 
+def stages(c: dict[str, Any], t_launch: float) -> dict[str, float]:
+    """Seconds of each step from the launch to the first answer."""
+    return {
+        "interpreter_and_imports": round(c["t_import"] - t_launch, 2),
+        "read_corpus": round(c["t_read"] - c["t_import"], 2),
+        "add_background (keyword + time structures)": round(c["t_added"] - c["t_read"], 2),
+        "first_search": round(c["t_first"] - c["t_added"], 2),
+    }
+
+
 def cold_starts(data: Path, out: Path, n: int) -> None:
     runs = []
     for _ in range(n):
         c, t_launch, _p = launch(data, first_only=True)
         runs.append({
             "first_answer_s": round(c["t_first"] - t_launch, 2),
-            "interpreter_and_imports_s": round(c["t_import"] - t_launch, 2),
-            "read_corpus_s": round(c["t_read"] - c["t_import"], 2),
-            "add_background_s": round(c["t_added"] - c["t_read"], 2),
-            "first_search_s": round(c["t_first"] - c["t_added"], 2),
+            "stages_s": stages(c, t_launch),
             "cpu_s_at_first_answer": c["cpu_s_at_first_answer"],
             "embedded_at_first_answer": c["dense_at_first_answer"],
             "next_queries_ms": c["during_embedding_ms"],
@@ -187,12 +194,7 @@ def main() -> None:
         "corpus": str(data.name), "n_docs": c["n_docs"], "n_queries": c["n_queries"],
         "embedder": "default (minilm-l6-v2-int8, max_length=128), empty embedding cache",
         "first_answer_s": round(first_s, 2),
-        "stages_s": {
-            "interpreter_and_imports": round(c["t_import"] - t_launch, 2),
-            "read_corpus": round(c["t_read"] - c["t_import"], 2),
-            "add_background (keyword + time structures)": round(c["t_added"] - c["t_read"], 2),
-            "first_search": round(c["t_first"] - c["t_added"], 2),
-        },
+        "stages_s": stages(c, t_launch),
         "cpu_s_at_first_answer": c["cpu_s_at_first_answer"],
         "dense_at_first_answer": c["dense_at_first_answer"],
         "explain_dense_line": c["explain_dense_line"],
