@@ -40,6 +40,7 @@ class _Snapshot:
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
+        "derived",
     )
 
     def __init__(
@@ -71,9 +72,26 @@ class _Snapshot:
         self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
         self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
         self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
+        self.derived: dict[Any, Any] = {}  # per-state arrays the search derives from times (lazy)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def time_column(self, field: str) -> np.ndarray:
+        """The time each document decays from under ``time_field=field`` (read-only, cached)."""
+        t = self.derived.get(("time", field))
+        if t is None:
+            t = _decay_times(self.times, field)
+            t.flags.writeable = False  # shared by every search of this state
+            self.derived[("time", field)] = t
+        return t
+
+    def has_column(self, c: int) -> bool:
+        """Whether any document has a value in time column ``c`` (2: valid_from, 3: valid_to)."""
+        v = self.derived.get(("has", c))
+        if v is None:
+            v = self.derived[("has", c)] = bool(self.times.shape[1]) and not bool(np.isnan(self.times[c]).all())
+        return v
 
     def bm25(self, k1: float, b: float) -> Bm25Matrix:
         m = self._bm25
@@ -345,9 +363,11 @@ class TemporalIndex:
             vector = qvec
         cfg = _shaped(cfg, self._query_terms(topical))
         signals = self._signals(snap, _spell_acronyms(snap, topical), vector, cfg, ann_rows)
-        times = _decay_times(snap.times, cfg.time_field)
+        times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
+        # an all-NaN column and None rank identically; None skips the validity passes
+        has_vf, has_vt = snap.has_column(2), snap.has_column(3)
         groups = snap.groups
         ids: Sequence[str] = snap.ids
         rows: np.ndarray | None = None
@@ -373,7 +393,8 @@ class TemporalIndex:
         from chronorank.temporal import apply_temporal, excludes_future, intent_strength
 
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s))
+            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s),
+                                 cache=snap.derived if rows is None else None)
             if scale is not None:
                 intent, tcfg = _current_event(intent, tcfg, scale)
         if (
@@ -389,8 +410,8 @@ class TemporalIndex:
             groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
         res = apply_temporal(
             sim, times, intent=intent, now=now_s, config=tcfg,
-            valid_from=None if np.isnan(vf).all() else vf,
-            valid_to=None if np.isnan(vt).all() else vt,
+            valid_from=vf if has_vf else None,
+            valid_to=vt if has_vt else None,
             groups=groups, ids=ids,
         )
         score = np.asarray(res.score, dtype=np.float64)
@@ -406,11 +427,25 @@ class TemporalIndex:
                 others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                         if k in signals],
             )
-        if not res.keep.all():
+        kept = int(np.count_nonzero(res.keep))
+        if kept < n:
             score = np.where(res.keep, score, -np.inf)
-        top = _top_k(score, min(int(k), int(res.keep.sum())))
-        # rank by similarity alone, for the "moved from rank r" part of explanations
-        rank_before = 1 + (sim[None, :] > sim[top][:, None]).sum(axis=1) if top.size else np.zeros(0, np.int64)
+        want = min(int(k), kept)
+        # every kept on-topic document outscores every other one (topic_first), so when there
+        # are enough of them the best k are among them: cut that pool, not the whole corpus
+        pool = None if on_topic is None else np.flatnonzero(on_topic & res.keep)
+        if pool is not None and pool.shape[0] >= want:
+            top = pool[_top_k(score[pool], want)]
+        else:
+            top = _top_k(score, want)
+        # rank by similarity alone, for the "moved from rank r" part of explanations (only the
+        # documents above the lowest of the top can count: compared against those alone)
+        if top.size:
+            s_top = sim[top]
+            above = sim[sim > s_top.min()]
+            rank_before = 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
+        else:
+            rank_before = np.zeros(0, np.int64)
         doc_rows = top if rows is None else rows[top]
         sub_ids = [snap.ids[int(i)] for i in doc_rows]
         kernel = tcfg.kernel
@@ -482,7 +517,7 @@ class TemporalIndex:
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
         vf = snap.times[2]
-        t = _decay_times(snap.times, cfg.time_field)
+        t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
         return resolve_anchor(intent, match, start, now_s, snap.ids)
 
@@ -516,7 +551,7 @@ class TemporalIndex:
                     "or dense_weight=0 for keywords only."
                 )
             qv = np.ascontiguousarray(q, dtype=np.float32)
-            out["dense"] = snap.vectors @ qv if rows is None else snap.vectors[rows] @ qv
+            out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
         if cfg.keyword_weight > 0:
             from chronorank.index.text import query_weights
 
@@ -931,6 +966,26 @@ def lead_lengths(texts: Iterable[str]) -> np.ndarray:
     return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 
+#: Below this many vector entries (about 21,800 documents at 384 dimensions) the query's
+#: mat-vec runs on the calling thread (one dot product per row) instead of BLAS's threaded
+#: gemv. Waking BLAS threads costs more than the whole product at this size, and far more
+#: right after an embedder's own threads ran: at 2,062 documents the gemv took 10-12 ms
+#: straight after the MiniLM query embedding against 0.03 ms on its own, the ~10 ms a
+#: dense query lost (benchmarks/index_speed.py, ``dense_small``). Above it the threaded
+#: gemv is the baseline the exact search is measured against.
+SMALL_MATVEC = 1 << 23
+
+
+def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``vectors @ q`` (float32), single-threaded for a small matrix (``SMALL_MATVEC``)."""
+    if vectors.size < SMALL_MATVEC:
+        vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
+        if vecdot is not None:
+            return np.asarray(vecdot(vectors, q), dtype=np.float32)
+        return np.einsum("ij,j->i", vectors, q)
+    return vectors @ q
+
+
 def _decay_times(times: np.ndarray, field: str) -> np.ndarray:
     date, updated, valid_from = times[0], times[1], times[2]
     if field == "date":
@@ -1025,7 +1080,8 @@ def _may_be_current(intent: Intent, now: float) -> bool:
 
 
 def _burst_scale(
-    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3
+    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3,
+    cache: dict[Any, Any] | None = None,
 ) -> float | None:
     """The time scale (days) of a temporal burst, or None when the query shows none.
 
@@ -1046,20 +1102,31 @@ def _burst_scale(
     it the figure is flat: 4 of 20 0.807 / 0.695, 5 of 20 0.806 / 0.688, 2 of 5 0.812 /
     0.688. Not taken: letting ``specific`` queries burst too (0.814 / 0.703, nothing else
     moves; but a query that names an edition or version keeps its exact answer).
+
+    ``cache`` (the index state's ``derived`` dict, when ``times`` are all of its documents)
+    keeps the collection's side -- which documents count, their age quantile -- for the last
+    (now, past_only, share) asked: it does not depend on the query.
     """
-    ok = ~np.isnan(times)
-    if past_only:
-        ok &= times <= now
-    rows = np.flatnonzero(ok)
-    if rows.shape[0] < 4 * k:
+    key = ("burst", now, past_only, share, k)
+    hit = cache.get("burst") if cache is not None else None
+    if hit is not None and hit[0] == key:
+        ok, quantile = hit[1], hit[2]
+    else:
+        ok = times <= now if past_only else ~np.isnan(times)  # NaN <= now is False
+        count = int(np.count_nonzero(ok))
+        quantile = None
+        if count >= 4 * k:
+            quantile = float(np.quantile((now - times[ok]) / 86400.0, share))
+        if cache is not None:
+            cache["burst"] = (key, ok, quantile)
+    if quantile is None:
         return None
-    age = (now - times[rows]) / 86400.0
-    matching = rows[sim[rows] > 0]  # the best k that match at all
+    matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
     if matching.shape[0] < rank:
         return None
     top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
     top_age = np.sort((now - times[top]) / 86400.0)
-    if not float(top_age[rank - 1]) < float(np.quantile(age, share)):
+    if not float(top_age[rank - 1]) < quantile:
         return None
     return float(np.median(top_age))
 
@@ -1125,6 +1192,11 @@ def _top_k(score: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if k < n:
         part = np.argpartition(-score, k - 1)[:k]
+        # documents tied at the cut: the lowest rows, whichever argpartition picked
+        kth = score[part].min()
+        tied = score[part] == kth
+        if tied.any():
+            part = np.concatenate([part[~tied], np.flatnonzero(score == kth)[: int(tied.sum())]])
     else:
         part = np.arange(n)
     # best first; ties broken by row (stable, deterministic)
