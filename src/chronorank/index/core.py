@@ -26,11 +26,11 @@ from chronorank.errors import InvalidInput
 from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
+from chronorank.index.records import TIME_COLUMNS, Records
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
 
-TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 _RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
 
 
@@ -45,7 +45,7 @@ class _Snapshot:
 
     def __init__(
         self,
-        records: list[dict[str, Any]],
+        records: Records | list[dict[str, Any]],
         vectors: np.ndarray | None,
         times: np.ndarray,
         term_ids: np.ndarray,
@@ -56,9 +56,9 @@ class _Snapshot:
         ids: list[str] | None = None,
         lead_len: np.ndarray | None = None,
     ) -> None:
-        self.records = records
+        self.records = Records.from_dicts(records)  # columns, not a dict per document
         self.lead_len = lead_len  # terms in each document's first sentence (lazy)
-        self.ids = ids if ids is not None else [r["id"] for r in records]
+        self.ids = ids if ids is not None else self.records.ids
         self.row_of = {d: i for i, d in enumerate(self.ids)}
         self.vectors = vectors
         self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
@@ -111,7 +111,7 @@ class _Snapshot:
                 m = self._lead.get(tokens)
                 if m is None:
                     if self.lead_len is None:
-                        self.lead_len = lead_lengths(r["text"] for r in self.records)
+                        self.lead_len = lead_lengths(self.records.texts)
                     lens = np.diff(self.term_ptr)
                     keep = np.minimum(np.minimum(lens, self.lead_len), tokens)
                     ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
@@ -346,7 +346,7 @@ class TemporalIndex:
         if n == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
-            filter_mask(flt, [r["metadata"] for r in snap.records], snap.filter_cols)
+            filter_mask(flt, snap.records.metadata, snap.filter_cols)
         )
         anchor_line = ""
         if intent.anchor is not None and intent.target is None:
@@ -680,7 +680,7 @@ class TemporalIndex:
             cols[c] = vals
         return cols
 
-    def _group_codes(self, records: list[dict[str, Any]]) -> np.ndarray | None:
+    def _group_codes(self, records: Sequence[Mapping[str, Any]]) -> np.ndarray | None:
         key = self.group_key
         if key is None:
             return None
@@ -832,7 +832,7 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     np.cumsum(new_len, out=ptr[1:])
     rows = np.flatnonzero(keep)
     return _Snapshot(
-        records=[snap.records[int(i)] for i in rows],
+        records=snap.records.take(rows),
         vectors=None if snap.vectors is None else np.ascontiguousarray(snap.vectors[keep]),
         times=np.ascontiguousarray(snap.times[:, keep]),
         term_ids=snap.term_ids[np.repeat(keep, lengths)],
@@ -873,7 +873,7 @@ def _title_chains(
         return None
     if snap.titles is None:
         if snap.lead_len is None:
-            snap.lead_len = lead_lengths(r["text"] for r in snap.records)
+            snap.lead_len = lead_lengths(snap.records.texts)
         snap.titles = _lead_codes(snap.term_ids, snap.term_ptr, snap.lead_len)
     g = snap.titles if rows is None else snap.titles[rows]
     top = float(sim.max()) if sim.size else 0.0
@@ -947,7 +947,7 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
         return topical
     for acr in found:
         if acr not in snap.acronyms:
-            snap.acronyms[acr] = acronym_expansion(acr, (r["text"] for r in snap.records))
+            snap.acronyms[acr] = acronym_expansion(acr, snap.records.texts)
     out = topical
     for acr in found:
         phrase = snap.acronyms[acr]
