@@ -1018,10 +1018,12 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        d = np.clip(dense.astype(np.float64), 0.0, 1.0)
+        # one float64 array, updated in place (the same operations, in the same order)
+        d = dense.astype(np.float64)
+        np.clip(d, 0.0, 1.0, out=d)
         if cfg.dense_scale == "max" and d.size and d.max() > 0:
-            d = d / d.max()  # on the same [0, 1] scale as max-normalised BM25
-        sim = cfg.dense_weight * d
+            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+        sim = np.multiply(d, cfg.dense_weight, out=d)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
@@ -1035,11 +1037,15 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
-        part = weight * (values.astype(np.float64) / top) if top > 0 else np.zeros(values.shape[0])
-        sim = part if sim is None else sim + part
+        if top > 0:
+            part = np.divide(values, top, dtype=np.float64)
+            np.multiply(part, weight, out=part)
+        else:
+            part = np.zeros(values.shape[0])
+        sim = part if sim is None else np.add(sim, part, out=sim)
     if sim is None or total == 0:
         raise InvalidInput("no similarity signal to fuse; enable dense_weight or keyword_weight.")
-    return sim / total
+    return np.divide(sim, total, out=sim)
 
 
 def _shaped(cfg: IndexConfig, terms: int) -> IndexConfig:
@@ -1175,7 +1181,10 @@ def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray
     if top <= 0:
         return sim
     rel = sim / top
-    return (1.0 - tie_break) * np.minimum(1.0, rel / margin) + tie_break * rel
+    flat = np.divide(rel, margin)
+    np.minimum(flat, 1.0, out=flat)
+    np.multiply(flat, 1.0 - tie_break, out=flat)
+    return np.add(flat, np.multiply(rel, tie_break, out=rel), out=flat)
 
 
 def _topic_rule(margin: float | None, others: list[tuple[str, float]]) -> str:
