@@ -1,14 +1,23 @@
 """Speed and memory of the embedded index on synthetic data (dim 384, float32).
 
-    python benchmarks/index_speed.py [--sizes 100000 1000000] [--queries 40] [--qdrant-n 20000]
+    python benchmarks/index_speed.py [--sizes 100000 1000000] [--queries 40] [--qdrant-n 20000] [--no-dense]
 
 For each size: build throughput (documents/s, user-supplied vectors, BM25 analysis
 included), search latency (p50/p90 over queries with a parsed temporal intent; exact
-scoring of every document; query vector given, so embedding is timed separately), the
+scoring of every document; query vector given, so embedding is timed separately) against
+the bare numpy baseline -- ``vectors @ q`` plus an ``argpartition`` top-10, timed right
+after each search on the same query (``exact_over_bare`` is the ratio of the p50s) --, the
 stage breakdown (dense mat-vec, BM25, temporal layer), memory per document (arrays +
 resident-set growth), save/load times; then Qdrant local mode (``QdrantClient(":memory:")``,
 prefetch + exp-decay formula query) on the same data at a smaller size, against our
-index at that same size. Writes ``benchmarks/results/index_speed.json``.
+index at that same size.
+
+``dense_small``: the changelog corpus (2,062 documents, ../shared/data/changelogs) with the
+default MiniLM embedder, every query of its set in turn: the whole search (the query
+embedded inside it) against embedding the query alone, the search with the vector given
+straight after an embedding, and keywords only; ``embed_calls_per_search`` counts the
+embedder's calls. Document vectors come from the embedding cache (the first run embeds
+the corpus). Skipped without ../shared or the model. Writes ``benchmarks/results/index_speed.json``.
 """
 
 from __future__ import annotations
@@ -107,7 +116,7 @@ def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
         q = rng.standard_normal(DIM).astype(np.float32)
         queries.append((tpl.format(w=w, x=x, v=v), q / np.linalg.norm(q)))
     idx.search(queries[0][0], k=10, now=NOW, vector=queries[0][1])  # warm-up
-    lat, lat_dense, lat_bm25, lat_temporal, lat_intent = [], [], [], [], []
+    lat, lat_dense, lat_bm25, lat_temporal, lat_intent, lat_bare = [], [], [], [], [], []
     cfg = idx.config
     tcfg = cfg.temporal_config()
     times = snap.times[0]
@@ -117,6 +126,10 @@ def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
         t0 = time.perf_counter()
         idx.search(text, k=10, now=NOW, vector=q)
         lat.append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        bare = snap.vectors @ q
+        np.argpartition(-bare, 9)[:10]
+        lat_bare.append(1000 * (time.perf_counter() - t0))
         # stage breakdown (same work as inside search)
         t0 = time.perf_counter()
         intent = parse_intent(text, now=NOW)
@@ -138,6 +151,8 @@ def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
         "build_docs_per_s": round(n / (add_s + bm25_build_s)),
         "bm25_build_s": round(bm25_build_s, 2),
         "search_ms": {"p50": round(_pct(lat, 50), 2), "p90": round(_pct(lat, 90), 2), "mean": round(statistics.mean(lat), 2)},
+        "bare_numpy_ms": {"p50": round(_pct(lat_bare, 50), 2), "p90": round(_pct(lat_bare, 90), 2)},
+        "exact_over_bare": round(_pct(lat, 50) / _pct(lat_bare, 50), 2),
         "stage_p50_ms": {
             "intent_parse": round(_pct(lat_intent, 50), 2),
             "dense_matvec": round(_pct(lat_dense, 50), 2),
@@ -165,6 +180,70 @@ def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
     del idx, snap
     gc.collect()
     return out
+
+
+class _Counting:
+    """The embedder, counting its calls (each search should embed its query once)."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, 0
+        self.cache_key = getattr(inner, "cache_key", None)
+
+    def embed(self, texts):  # noqa: ANN001
+        self.calls += 1
+        return self.inner.embed(texts)
+
+
+def bench_dense_small() -> dict:
+    """Query latency with the dense signal on the changelog corpus (see the module docstring)."""
+    from chronorank.eval.datasets import load_benchmark, shared_data_dir
+    from chronorank.index import TemporalIndex, get_embedder
+    from chronorank.index.embedders import embed_queries
+
+    shared = shared_data_dir(ROOT)
+    if shared is None or not (shared / "changelogs").is_dir():
+        return {"skipped": "../shared/data/changelogs is not there"}
+    try:
+        emb = get_embedder("default")
+        emb.embed(["warm-up"])
+    except ImportError as exc:
+        return {"skipped": f"default embedder unavailable: {exc}"}
+    corpus, queries = load_benchmark(shared / "changelogs")
+    idx = TemporalIndex(embedder=emb)
+    idx.add(corpus)
+    counting = _Counting(emb)
+    idx.embedder = counting
+    texts = [q["query"] for q in queries]
+    now = queries[0]["reference_date"]
+    for text in texts[:5]:
+        idx.search(text, k=10, now=now)  # warm-up
+    counting.calls = 0
+    full, embed, given, keyword = [], [], [], []
+    for text in texts:
+        t0 = time.perf_counter()
+        idx.search(text, k=10, now=now)
+        full.append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        vec = embed_queries(emb, [text])[0]
+        embed.append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        idx.search(text, k=10, now=now, vector=vec)  # straight after an embedding
+        given.append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        idx.search(text, k=10, now=now, dense_weight=0)
+        keyword.append(1000 * (time.perf_counter() - t0))
+    p50 = {name: round(_pct(xs, 50), 2) for name, xs in
+           (("search", full), ("embed_query_alone", embed), ("search_vector_given", given), ("keyword_only", keyword))}
+    return {
+        "corpus": "changelogs",
+        "n": len(idx),
+        "queries": len(texts),
+        "embedder": emb.name,
+        "p50_ms": p50,
+        "p90_ms": {"search": round(_pct(full, 90), 2), "embed_query_alone": round(_pct(embed, 90), 2)},
+        "search_over_embed": round(p50["search"] / p50["embed_query_alone"], 2),
+        "embed_calls_per_search": counting.calls / len(texts),
+    }
 
 
 def bench_qdrant(n: int, n_queries: int) -> dict:
@@ -232,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--qdrant-n", type=int, default=20_000)
+    ap.add_argument("--no-dense", action="store_true", help="skip the changelog-corpus dense latency run")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     import numpy
@@ -244,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         "targets_ms": {"100000": 15, "1000000": 200},
         "ours": [],
     }
+    if not args.no_dense:
+        report["dense_small"] = bench_dense_small()
+        print(json.dumps(report["dense_small"]), file=sys.stderr, flush=True)
     for n in args.sizes:
         r = bench_ours(n, args.queries)
         print(json.dumps(r), file=sys.stderr, flush=True)

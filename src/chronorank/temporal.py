@@ -561,7 +561,7 @@ def topic_first(
     sim = np.asarray(similarity, dtype=np.float64)
     live = np.ones(sim.shape[0], dtype=bool) if keep is None else keep
     ref = live if judge is None else live & judge
-    top = float(sim[ref].max()) if ref.any() else 0.0
+    top = float(np.max(sim, where=ref, initial=-np.inf)) if ref.any() else 0.0
     if top <= 0:
         return score, np.ones(sim.shape[0], dtype=bool)
     on = (sim >= margin * top) & live
@@ -569,14 +569,14 @@ def topic_first(
         if floor is None:
             continue
         sec = np.asarray(other, dtype=np.float64)
-        best2 = float(sec[ref].max()) if ref.any() else 0.0
+        best2 = float(np.max(sec, where=ref, initial=-np.inf)) if ref.any() else 0.0
         if best2 > 0:
             on |= (sec >= floor * best2) & live
     off = ~on & live
     if not off.any() or not (on & live).any():
         return score, on
-    floor = float(score[on & live].min())
-    worst = float(score[off].max())
+    floor = float(np.min(score, where=on & live, initial=np.inf))
+    worst = float(np.max(score, where=off, initial=-np.inf))
     if floor > 0 and worst >= floor:
         score = np.where(off, score * (floor * TOPIC_GAP / worst), score)
     elif floor <= 0 and worst >= floor:

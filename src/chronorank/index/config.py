@@ -180,9 +180,15 @@ class IndexConfig:
         self.temporal_config()  # validate now, not at the first search
 
     def temporal_config(self) -> Any:
-        from chronorank.temporal import TemporalConfig
+        # built once per config (a search used to rebuild it and parse its kernel spec each
+        # time); TemporalConfig is frozen, and replace() makes a new IndexConfig
+        cached = self.__dict__.get("_temporal_config")
+        if cached is None:
+            from chronorank.temporal import TemporalConfig
 
-        return TemporalConfig(**self.temporal)
+            cached = TemporalConfig(**self.temporal)
+            object.__setattr__(self, "_temporal_config", cached)
+        return cached
 
     def replace(self, **changes: Any) -> IndexConfig:
         own = {f.name for f in dataclasses.fields(self)} - {"temporal"}
@@ -214,6 +220,13 @@ class IndexConfig:
         return cls().replace(**params)
 
     def spec(self) -> str:
+        cached = self.__dict__.get("_spec")
+        if cached is None:
+            cached = self._format_spec()
+            object.__setattr__(self, "_spec", cached)
+        return cached
+
+    def _format_spec(self) -> str:
         from chronorank.spec import format_spec
 
         cfg = self.temporal_config()

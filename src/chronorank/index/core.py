@@ -27,11 +27,11 @@ from chronorank.index import background as _bg
 from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
+from chronorank.index.records import TIME_COLUMNS, Records
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
 
-TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 _RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
 
 
@@ -41,12 +41,12 @@ class _Snapshot:
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
-        "pending",
+        "pending", "derived",
     )
 
     def __init__(
         self,
-        records: list[dict[str, Any]],
+        records: Records | list[dict[str, Any]],
         vectors: np.ndarray | None,
         times: np.ndarray,
         term_ids: np.ndarray,
@@ -58,12 +58,12 @@ class _Snapshot:
         lead_len: np.ndarray | None = None,
         pending: np.ndarray | None = None,
     ) -> None:
-        self.records = records
+        self.records = Records.from_dicts(records)  # columns, not a dict per document
         # int32 (n,): the background batch each document's vector waits for (0 = it has
         # one); None = every vector is in (index/background.py)
         self.pending = pending
         self.lead_len = lead_len  # terms in each document's first sentence (lazy)
-        self.ids = ids if ids is not None else [r["id"] for r in records]
+        self.ids = ids if ids is not None else self.records.ids
         self.row_of = {d: i for i, d in enumerate(self.ids)}
         self.vectors = vectors
         self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
@@ -77,9 +77,26 @@ class _Snapshot:
         self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
         self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
         self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
+        self.derived: dict[Any, Any] = {}  # per-state arrays the search derives from times (lazy)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def time_column(self, field: str) -> np.ndarray:
+        """The time each document decays from under ``time_field=field`` (read-only, cached)."""
+        t = self.derived.get(("time", field))
+        if t is None:
+            t = _decay_times(self.times, field)
+            t.flags.writeable = False  # shared by every search of this state
+            self.derived[("time", field)] = t
+        return t
+
+    def has_column(self, c: int) -> bool:
+        """Whether any document has a value in time column ``c`` (2: valid_from, 3: valid_to)."""
+        v = self.derived.get(("has", c))
+        if v is None:
+            v = self.derived[("has", c)] = bool(self.times.shape[1]) and not bool(np.isnan(self.times[c]).all())
+        return v
 
     def bm25(self, k1: float, b: float) -> Bm25Matrix:
         m = self._bm25
@@ -99,7 +116,7 @@ class _Snapshot:
                 m = self._lead.get(tokens)
                 if m is None:
                     if self.lead_len is None:
-                        self.lead_len = lead_lengths(r["text"] for r in self.records)
+                        self.lead_len = lead_lengths(self.records.texts)
                     lens = np.diff(self.term_ptr)
                     keep = np.minimum(np.minimum(lens, self.lead_len), tokens)
                     ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
@@ -354,7 +371,7 @@ class TemporalIndex:
         if n == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
-            filter_mask(flt, [r["metadata"] for r in snap.records], snap.filter_cols)
+            filter_mask(flt, snap.records.metadata, snap.filter_cols)
         )
         anchor_line = ""
         if intent.anchor is not None and intent.target is None:
@@ -371,9 +388,11 @@ class TemporalIndex:
             vector = qvec
         cfg = _shaped(cfg, self._query_terms(topical))
         signals = self._signals(snap, _spell_acronyms(snap, topical), vector, cfg, ann_rows)
-        times = _decay_times(snap.times, cfg.time_field)
+        times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
+        # an all-NaN column and None rank identically; None skips the validity passes
+        has_vf, has_vt = snap.has_column(2), snap.has_column(3)
         groups = snap.groups
         ids: Sequence[str] = snap.ids
         rows: np.ndarray | None = None
@@ -399,7 +418,8 @@ class TemporalIndex:
         from chronorank.temporal import apply_temporal, excludes_future, intent_strength
 
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s))
+            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s),
+                                 cache=snap.derived if rows is None else None)
             if scale is not None:
                 intent, tcfg = _current_event(intent, tcfg, scale)
         if (
@@ -415,8 +435,8 @@ class TemporalIndex:
             groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
         res = apply_temporal(
             sim, times, intent=intent, now=now_s, config=tcfg,
-            valid_from=None if np.isnan(vf).all() else vf,
-            valid_to=None if np.isnan(vt).all() else vt,
+            valid_from=vf if has_vf else None,
+            valid_to=vt if has_vt else None,
             groups=groups, ids=ids,
         )
         score = np.asarray(res.score, dtype=np.float64)
@@ -432,11 +452,25 @@ class TemporalIndex:
                 others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                         if k in signals],
             )
-        if not res.keep.all():
+        kept = int(np.count_nonzero(res.keep))
+        if kept < n:
             score = np.where(res.keep, score, -np.inf)
-        top = _top_k(score, min(int(k), int(res.keep.sum())))
-        # rank by similarity alone, for the "moved from rank r" part of explanations
-        rank_before = 1 + (sim[None, :] > sim[top][:, None]).sum(axis=1) if top.size else np.zeros(0, np.int64)
+        want = min(int(k), kept)
+        # every kept on-topic document outscores every other one (topic_first), so when there
+        # are enough of them the best k are among them: cut that pool, not the whole corpus
+        pool = None if on_topic is None else np.flatnonzero(on_topic & res.keep)
+        if pool is not None and pool.shape[0] >= want:
+            top = pool[_top_k(score[pool], want)]
+        else:
+            top = _top_k(score, want)
+        # rank by similarity alone, for the "moved from rank r" part of explanations (only the
+        # documents above the lowest of the top can count: compared against those alone)
+        if top.size:
+            s_top = sim[top]
+            above = sim[sim > s_top.min()]
+            rank_before = 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
+        else:
+            rank_before = np.zeros(0, np.int64)
         doc_rows = top if rows is None else rows[top]
         sub_ids = [snap.ids[int(i)] for i in doc_rows]
         kernel = tcfg.kernel
@@ -509,7 +543,7 @@ class TemporalIndex:
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
         vf = snap.times[2]
-        t = _decay_times(snap.times, cfg.time_field)
+        t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
         return resolve_anchor(intent, match, start, now_s, snap.ids)
 
@@ -544,7 +578,7 @@ class TemporalIndex:
                     "or dense_weight=0 for keywords only."
                 )
             qv = np.ascontiguousarray(q, dtype=np.float32)
-            out["dense"] = snap.vectors @ qv if rows is None else snap.vectors[rows] @ qv
+            out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
         if cfg.keyword_weight > 0:
             from chronorank.index.text import query_weights
 
@@ -707,7 +741,7 @@ class TemporalIndex:
             cols[c] = vals
         return cols
 
-    def _group_codes(self, records: list[dict[str, Any]]) -> np.ndarray | None:
+    def _group_codes(self, records: Sequence[Mapping[str, Any]]) -> np.ndarray | None:
         key = self.group_key
         if key is None:
             return None
@@ -865,7 +899,7 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     np.cumsum(new_len, out=ptr[1:])
     rows = np.flatnonzero(keep)
     return _Snapshot(
-        records=[snap.records[int(i)] for i in rows],
+        records=snap.records.take(rows),
         vectors=None if snap.vectors is None else np.ascontiguousarray(snap.vectors[keep]),
         times=np.ascontiguousarray(snap.times[:, keep]),
         term_ids=snap.term_ids[np.repeat(keep, lengths)],
@@ -907,7 +941,7 @@ def _title_chains(
         return None
     if snap.titles is None:
         if snap.lead_len is None:
-            snap.lead_len = lead_lengths(r["text"] for r in snap.records)
+            snap.lead_len = lead_lengths(snap.records.texts)
         snap.titles = _lead_codes(snap.term_ids, snap.term_ptr, snap.lead_len)
     g = snap.titles if rows is None else snap.titles[rows]
     top = float(sim.max()) if sim.size else 0.0
@@ -981,7 +1015,7 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
         return topical
     for acr in found:
         if acr not in snap.acronyms:
-            snap.acronyms[acr] = acronym_expansion(acr, (r["text"] for r in snap.records))
+            snap.acronyms[acr] = acronym_expansion(acr, snap.records.texts)
     out = topical
     for acr in found:
         phrase = snap.acronyms[acr]
@@ -998,6 +1032,26 @@ def lead_lengths(texts: Iterable[str]) -> np.ndarray:
 
     heads = [text[: lead_cut(text)] for text in texts]
     return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
+
+
+#: Below this many vector entries (about 21,800 documents at 384 dimensions) the query's
+#: mat-vec runs on the calling thread (one dot product per row) instead of BLAS's threaded
+#: gemv. Waking BLAS threads costs more than the whole product at this size, and far more
+#: right after an embedder's own threads ran: at 2,062 documents the gemv took 10-12 ms
+#: straight after the MiniLM query embedding against 0.03 ms on its own, the ~10 ms a
+#: dense query lost (benchmarks/index_speed.py, ``dense_small``). Above it the threaded
+#: gemv is the baseline the exact search is measured against.
+SMALL_MATVEC = 1 << 23
+
+
+def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``vectors @ q`` (float32), single-threaded for a small matrix (``SMALL_MATVEC``)."""
+    if vectors.size < SMALL_MATVEC:
+        vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
+        if vecdot is not None:
+            return np.asarray(vecdot(vectors, q), dtype=np.float32)
+        return np.einsum("ij,j->i", vectors, q)
+    return vectors @ q
 
 
 def _decay_times(times: np.ndarray, field: str) -> np.ndarray:
@@ -1032,10 +1086,12 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        d = np.clip(dense.astype(np.float64), 0.0, 1.0)
+        # one float64 array, updated in place (the same operations, in the same order)
+        d = dense.astype(np.float64)
+        np.clip(d, 0.0, 1.0, out=d)
         if cfg.dense_scale == "max" and d.size and d.max() > 0:
-            d = d / d.max()  # on the same [0, 1] scale as max-normalised BM25
-        sim = cfg.dense_weight * d
+            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+        sim = np.multiply(d, cfg.dense_weight, out=d)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
@@ -1049,11 +1105,15 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
-        part = weight * (values.astype(np.float64) / top) if top > 0 else np.zeros(values.shape[0])
-        sim = part if sim is None else sim + part
+        if top > 0:
+            part = np.divide(values, top, dtype=np.float64)
+            np.multiply(part, weight, out=part)
+        else:
+            part = np.zeros(values.shape[0])
+        sim = part if sim is None else np.add(sim, part, out=sim)
     if sim is None or total == 0:
         raise InvalidInput("no similarity signal to fuse; enable dense_weight or keyword_weight.")
-    return sim / total
+    return np.divide(sim, total, out=sim)
 
 
 def _shaped(cfg: IndexConfig, terms: int) -> IndexConfig:
@@ -1094,7 +1154,8 @@ def _may_be_current(intent: Intent, now: float) -> bool:
 
 
 def _burst_scale(
-    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3
+    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3,
+    cache: dict[Any, Any] | None = None,
 ) -> float | None:
     """The time scale (days) of a temporal burst, or None when the query shows none.
 
@@ -1115,20 +1176,31 @@ def _burst_scale(
     it the figure is flat: 4 of 20 0.807 / 0.695, 5 of 20 0.806 / 0.688, 2 of 5 0.812 /
     0.688. Not taken: letting ``specific`` queries burst too (0.814 / 0.703, nothing else
     moves; but a query that names an edition or version keeps its exact answer).
+
+    ``cache`` (the index state's ``derived`` dict, when ``times`` are all of its documents)
+    keeps the collection's side -- which documents count, their age quantile -- for the last
+    (now, past_only, share) asked: it does not depend on the query.
     """
-    ok = ~np.isnan(times)
-    if past_only:
-        ok &= times <= now
-    rows = np.flatnonzero(ok)
-    if rows.shape[0] < 4 * k:
+    key = ("burst", now, past_only, share, k)
+    hit = cache.get("burst") if cache is not None else None
+    if hit is not None and hit[0] == key:
+        ok, quantile = hit[1], hit[2]
+    else:
+        ok = times <= now if past_only else ~np.isnan(times)  # NaN <= now is False
+        count = int(np.count_nonzero(ok))
+        quantile = None
+        if count >= 4 * k:
+            quantile = float(np.quantile((now - times[ok]) / 86400.0, share))
+        if cache is not None:
+            cache["burst"] = (key, ok, quantile)
+    if quantile is None:
         return None
-    age = (now - times[rows]) / 86400.0
-    matching = rows[sim[rows] > 0]  # the best k that match at all
+    matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
     if matching.shape[0] < rank:
         return None
     top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
     top_age = np.sort((now - times[top]) / 86400.0)
-    if not float(top_age[rank - 1]) < float(np.quantile(age, share)):
+    if not float(top_age[rank - 1]) < quantile:
         return None
     return float(np.median(top_age))
 
@@ -1177,7 +1249,10 @@ def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray
     if top <= 0:
         return sim
     rel = sim / top
-    return (1.0 - tie_break) * np.minimum(1.0, rel / margin) + tie_break * rel
+    flat = np.divide(rel, margin)
+    np.minimum(flat, 1.0, out=flat)
+    np.multiply(flat, 1.0 - tie_break, out=flat)
+    return np.add(flat, np.multiply(rel, tie_break, out=rel), out=flat)
 
 
 def _topic_rule(margin: float | None, others: list[tuple[str, float]]) -> str:
@@ -1194,6 +1269,11 @@ def _top_k(score: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if k < n:
         part = np.argpartition(-score, k - 1)[:k]
+        # documents tied at the cut: the lowest rows, whichever argpartition picked
+        kth = score[part].min()
+        tied = score[part] == kth
+        if tied.any():
+            part = np.concatenate([part[~tied], np.flatnonzero(score == kth)[: int(tied.sum())]])
     else:
         part = np.arange(n)
     # best first; ties broken by row (stable, deterministic)

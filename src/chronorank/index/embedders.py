@@ -159,6 +159,10 @@ class MiniLMOnnxEmbedder:
             if self.threads:
                 opts.intra_op_num_threads = int(self.threads)
             opts.log_severity_level = 3
+            # the worker threads stop spinning when a run returns: left spinning they hold the
+            # cores for milliseconds after a query is embedded, while the search that follows
+            # needs them (benchmarks/index_speed.py, ``dense_small``)
+            opts.add_session_config_entry("session.force_spinning_stop", "1")
             session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
             tok = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
             tok.enable_truncation(max_length=self.max_length)

@@ -1,0 +1,106 @@
+"""The search path's shortcuts (issue 19, item 4) against the plain computations they replace."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from chronorank.index import TemporalIndex
+from chronorank.index.config import IndexConfig
+from chronorank.index.core import SMALL_MATVEC, _burst_scale, _cosines, _top_k
+from chronorank.index.records import Records
+
+DAY = 86400.0
+
+
+def test_top_k_is_best_first_with_ties_by_lowest_row() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        score = rng.integers(0, 5, size=n).astype(np.float64)  # many ties
+        k = int(rng.integers(1, n + 1))
+        expected = sorted(range(n), key=lambda i: (-score[i], i))[:k]
+        assert _top_k(score, k).tolist() == expected
+
+
+def test_top_k_of_a_pool_is_the_top_k_of_the_whole_when_the_rest_scores_lower() -> None:
+    rng = np.random.default_rng(4)
+    score = rng.integers(0, 4, size=500).astype(np.float64)
+    pool = np.flatnonzero(score >= 2)  # everything outside scores below everything inside
+    assert pool[_top_k(score[pool], 10)].tolist() == _top_k(score, 10).tolist()
+
+
+@pytest.mark.parametrize("n", [50, SMALL_MATVEC // 16 + 7])
+def test_cosines_match_the_matvec(n: int) -> None:
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal((n, 16), dtype=np.float32)
+    q = rng.standard_normal(16, dtype=np.float32)
+    out = _cosines(v, q)
+    assert out.dtype == np.float32 and out.shape == (n,)
+    np.testing.assert_allclose(out, v @ q, rtol=1e-5, atol=1e-5)
+
+
+def test_burst_scale_cached_collection_side_gives_the_same_answer() -> None:
+    rng = np.random.default_rng(6)
+    now = 1000 * DAY
+    times = now - rng.exponential(200, size=400) * DAY
+    times[::37] = np.nan
+    cache: dict = {}
+    for trial in range(30):
+        sim = np.where(rng.random(400) < 0.2, rng.random(400), 0.0)
+        if trial % 3 == 0:
+            sim[np.argsort(-times)[:5]] = 2.0  # the newest match best: a burst
+        t_now = now + (trial % 2) * 30 * DAY  # the cache key changes with now
+        for past in (True, False):
+            assert _burst_scale(sim, times, t_now, 0.1, past, cache=cache) == _burst_scale(sim, times, t_now, 0.1, past)
+
+
+def test_temporal_config_is_built_once_per_config() -> None:
+    cfg = IndexConfig()
+    assert cfg.temporal_config() is cfg.temporal_config()
+    other = cfg.replace(strength=0.5, kernel="exponential(half_life_days=30)")
+    assert other.temporal_config().strength == 0.5 and other.temporal_config().kernel.half_life() == 30
+    assert cfg.temporal_config().strength == 1.0
+    assert other.spec() == IndexConfig.from_spec(other.spec()).spec()
+    assert cfg == IndexConfig()  # the caches are not fields
+
+
+def _docs() -> list[dict]:
+    return [
+        {"id": "a", "text": "alpha release notes.", "date": "2024-01-02", "metadata": {"project": "x", "n": 1}},
+        {"id": "b", "text": "beta", "date": 1_700_000_000.0, "updated": "2024-02-01", "tier": "pro"},
+        {"id": "c", "text": "gamma", "valid_from": "2023-05-01", "valid_to": "2024-05-01"},
+    ]
+
+
+def test_records_read_back_as_the_dicts_they_replaced() -> None:
+    idx = TemporalIndex(embedder=None)
+    idx.add(_docs())
+    recs = idx._snap.records
+    assert isinstance(recs, Records) and len(recs) == 3
+    assert idx.get("a") == {"id": "a", "text": "alpha release notes.", "date": "2024-01-02", "updated": None,
+                            "valid_from": None, "valid_to": None, "metadata": {"project": "x", "n": 1}}
+    assert idx.get("b")["metadata"] == {"tier": "pro"} and idx.get("c")["metadata"] == {}
+    assert list(recs[1:]) == [recs[1], recs[2]] and list(recs.take([2, 0])) == [recs[2], recs[0]]
+    assert list(recs + [recs[0]]) == [*recs, recs[0]]
+    idx.get("c")["metadata"]["x"] = 1  # a copy: the index is not changed through it
+    assert idx.get("c")["metadata"] == {}
+    hits = idx.search("alpha release", k=3, now="2024-06-01")
+    assert hits.payloads[0] == idx.get("a")
+
+
+def test_saved_documents_are_written_as_before(tmp_path) -> None:  # noqa: ANN001
+    idx = TemporalIndex(embedder=None)
+    idx.add(_docs())
+    idx.delete("b")
+    idx.add([{"id": "d", "text": "delta", "date": "2025-01-01"}])
+    path = idx.save(tmp_path / "idx")
+    gen = json.loads((path / "CURRENT").read_text())["generation"]
+    lines = (path / gen / "docs.jsonl").read_text(encoding="utf-8").splitlines()
+    # the key order and values of the per-document dicts the index used to keep
+    assert [json.loads(x) for x in lines] == [dict(r) for r in idx._snap.records]
+    assert list(json.loads(lines[0])) == ["id", "text", "date", "updated", "valid_from", "valid_to", "metadata"]
+    loaded = TemporalIndex.load(path)
+    assert [loaded.get(i) for i in loaded.ids] == [idx.get(i) for i in idx.ids]
