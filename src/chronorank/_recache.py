@@ -34,7 +34,7 @@ __all__ = ["compile_cached", "regex_cache_dir"]
 
 try:  # CPython internals; anything else falls back to re.compile
     import _sre
-    from re import _compiler, _parser
+    from re import _compiler, _parser  # type: ignore[attr-defined]
 
     _CODE_TYPE = next(t for t in "IL" if array(t).itemsize == _sre.CODESIZE)
     _BUILD = f"{sys.implementation.name}-{sys.version}-{_sre.MAGIC}-{_sre.CODESIZE}"

@@ -191,6 +191,13 @@ def test_postings_scores_equal_the_built_matrix_to_the_bit(docs, chunks, params)
     m = post.matrix()
     assert np.array_equal(m.indptr, ref.indptr) and np.array_equal(m.indices, ref.indices)
     assert np.array_equal(m.data, ref.data)
+    # the postings solved from the matrix's scores (the first append after a build or a
+    # load) are the counted ones
+    solved = Bm25Postings.from_matrix(ref, np.diff(ptr), k1=k1, b=b)
+    counted = Bm25Postings.build(ids, ptr, n_terms, k1=k1, b=b)
+    assert solved is not None and len(solved.segments) == len(counted.segments)
+    for x, y in zip(solved.segments, counted.segments):
+        assert all(np.array_equal(getattr(x, f), getattr(y, f)) for f in ("terms", "rows", "tf"))
 
 
 # ---------------------------------------------------------------------- the batch analyzer

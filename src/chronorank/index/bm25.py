@@ -227,6 +227,39 @@ class Bm25Postings:
         seg = _segment(term_ids, term_ptr, 0)
         return cls((seg,) if seg.nnz else (), doc_len, int(doc_len.sum()), n_terms, k1, b)
 
+    @classmethod
+    def from_matrix(cls, m: Bm25Matrix, doc_len: np.ndarray, *, k1: float, b: float) -> Bm25Postings | None:
+        """The postings behind a score matrix built (or loaded) with these ``k1``, ``b`` over
+        documents of these lengths, without re-reading the documents: each tf solved from its
+        score, ``tf = norm * s / (idf - s)``, rounded, and kept only if every recomputed score
+        equals the stored one to the bit and every tf is at most 1000 (where neighbouring tfs'
+        float32 scores are many ulps apart, so an equal score means the true tf). None when
+        that fails (k1 = 0, a very long document): the caller counts the terms instead."""
+        doc_len = np.asarray(doc_len, dtype=np.int64)
+        if k1 <= 0 or m.num_docs != doc_len.shape[0]:
+            return None
+        total = int(doc_len.sum())
+        n_terms = m.n_terms
+        counts = np.diff(m.indptr)
+        terms = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
+        post = cls((), doc_len, total, n_terms, k1, b)
+        if terms.shape[0]:
+            if total == 0:
+                return None
+            idf = np.log1p((m.num_docs - counts.astype(np.float64) + 0.5) / (counts.astype(np.float64) + 0.5))[terms]
+            rows = np.asarray(m.indices, dtype=np.int32)
+            norm = post._doc_norm()[rows]
+            score = np.asarray(m.data, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tf = np.rint(norm * score / (idf - score))
+            if not (np.isfinite(tf).all() and (tf >= 1).all() and (tf <= 1000).all()):
+                return None
+            tf_i = tf.astype(np.int32)
+            if not np.array_equal(post._column(rows, tf_i, idf), m.data):
+                return None
+            post.segments = (_Segment(terms, rows, tf_i),)
+        return post
+
     def append(self, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int) -> Bm25Postings:
         """A new object with documents ``num_docs ...`` added (this one is unchanged)."""
         doc_len = np.diff(term_ptr).astype(np.int64)

@@ -139,14 +139,14 @@ class _Snapshot:
         if body is not None:
             post = body if isinstance(body, Bm25Postings) and (body.k1, body.b) == (k1, b) else None
             if post is None:  # first append since a build or a load: postings of the old rows, once
-                post = Bm25Postings.build(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b)
+                post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b)
             snap._bm25 = post.append(t_ids, t_ptr, n_terms)
         if lead_len is not None and self.lead_len is not None:
             for tokens, lead in self._lead.items():
                 ids, ptr = _lead_terms(t_ids, t_ptr, lead_len, tokens)
                 if not (isinstance(lead, Bm25Postings) and (lead.k1, lead.b) == (k1, b)):
                     base_ids, base_ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
-                    lead = Bm25Postings.build(base_ids, base_ptr, self.n_terms, k1=k1, b=b)
+                    lead = _postings(lead, base_ids, base_ptr, self.n_terms, k1, b)
                 snap._lead[tokens] = lead.append(ids, ptr, n_terms)
         return snap
 
@@ -882,6 +882,18 @@ def _extend(bufs: dict[str, _Buffer], name: str, base: np.ndarray, new: np.ndarr
     bufs[name] = buf
     sl[axis] = slice(0, n + k)
     return buf.array[tuple(sl)]
+
+
+def _postings(
+    m: Bm25Matrix | Bm25Postings, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, k1: float, b: float
+) -> Bm25Postings:
+    """Postings for a snapshot's built matrix: solved from its scores when that is exact
+    (no pass over the documents), else counted from the term ids (one sort)."""
+    if isinstance(m, Bm25Matrix):
+        post = Bm25Postings.from_matrix(m, np.diff(term_ptr), k1=k1, b=b)
+        if post is not None:
+            return post
+    return Bm25Postings.build(term_ids, term_ptr, n_terms, k1=k1, b=b)
 
 
 def _lead_terms(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray, tokens: int) -> tuple[np.ndarray, np.ndarray]:

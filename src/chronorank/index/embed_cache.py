@@ -279,7 +279,7 @@ def cached_queries(index: Any) -> Iterator[Any]:
     """``with cached_queries(idx): ...``: ``idx``'s query vectors through the query cache
     (:class:`CachedQueries`) for the block, written out at its end; a no-op when the cache
     is off or the embedder is not cacheable."""
-    emb = getattr(index, "embedder", None)
+    emb: Any = getattr(index, "embedder", None)
     root = cache_dir()
     key = model_key(emb) if emb is not None else None
     if root is None or key is None:
