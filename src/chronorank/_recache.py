@@ -25,7 +25,6 @@ import json
 import os
 import re
 import sys
-import uuid
 from array import array
 from pathlib import Path
 from typing import Any
@@ -117,7 +116,7 @@ def _store(root: Path, path: Path, entry: tuple[dict[str, Any], list[int]]) -> N
     meta, code = entry
     try:
         root.mkdir(parents=True, exist_ok=True)
-        tmp = root / f".{uuid.uuid4().hex}.tmp"
+        tmp = root / f".{os.urandom(16).hex()}.tmp"
         try:
             with open(tmp, "wb") as fh:
                 fh.write(json.dumps(meta).encode("utf-8", "surrogatepass") + b"\n")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -139,7 +138,7 @@ class EmbeddingCache:
             pass  # a read-only or full disk: the cache is an optimisation only
 
     def _write(self, k: np.ndarray, v: np.ndarray) -> Path:
-        name = uuid.uuid4().hex
+        name = os.urandom(16).hex()
         tmp = self.dir / f".{name}.tmp"
         final = self.dir / f"{name}.npz"
         try:
