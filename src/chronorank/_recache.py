@@ -44,15 +44,22 @@ except (ImportError, AttributeError, StopIteration):  # pragma: no cover - not C
 _memo: dict[str, re.Pattern[str]] = {}
 
 
+def env_cache_dir(env: str, name: str) -> Path | None:
+    """A cache directory: ``$<env>`` if it names a directory, else
+    ``$XDG_CACHE_HOME/chronorank/<name>`` (``~/.cache/...``); None when ``$<env>`` is
+    ``off``/``0``/``false``/``no``/``none``."""
+    value = os.environ.get(env, "").strip()
+    if value.lower() in ("0", "off", "false", "no", "none"):
+        return None
+    if value and value.lower() not in ("1", "on", "true", "yes"):
+        return Path(value).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "chronorank" / name
+
+
 def regex_cache_dir() -> Path | None:
     """The cache directory, or None when ``CHRONORANK_REGEX_CACHE`` turns it off."""
-    env = os.environ.get("CHRONORANK_REGEX_CACHE", "").strip()
-    if env.lower() in ("0", "off", "false", "no", "none"):
-        return None
-    if env and env.lower() not in ("1", "on", "true", "yes"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronorank" / "regex"
+    return env_cache_dir("CHRONORANK_REGEX_CACHE", "regex")
 
 
 def compile_cached(source: str, flags: int = 0) -> re.Pattern[str]:

@@ -40,13 +40,9 @@ _MERGE_AT = 32  # shards in one model's directory before they are merged
 
 def cache_dir() -> Path | None:
     """The cache root, or None when ``CHRONORANK_EMBED_CACHE`` turns the cache off."""
-    env = os.environ.get("CHRONORANK_EMBED_CACHE", "").strip()
-    if env.lower() in ("0", "off", "false", "no", "none"):
-        return None
-    if env and env.lower() not in ("1", "on", "true", "yes"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronorank" / "embeddings"
+    from chronorank._recache import env_cache_dir
+
+    return env_cache_dir("CHRONORANK_EMBED_CACHE", "embeddings")
 
 
 def content_keys(texts: Sequence[str]) -> list[bytes]:
