@@ -132,9 +132,10 @@ class _Snapshot:
             lead_len=None if lead_len is None or self.lead_len is None else _extend(bufs, "lead_len", self.lead_len, lead_len),
         )
         snap.bufs = bufs
-        if self.title_sums is not None and lead_len is not None:
+        titles = self.title_sums
+        if titles is not None and lead_len is not None:
             sums, has = _lead_sums(t_ids, t_ptr, lead_len)
-            snap.title_sums = (np.concatenate([self.title_sums[0], sums]), np.concatenate([self.title_sums[1], has]))
+            snap.title_sums = (np.concatenate([titles[0], sums]), np.concatenate([titles[1], has]))
         body = self._bm25
         if body is not None:
             post = body if isinstance(body, Bm25Postings) and (body.k1, body.b) == (k1, b) else None
@@ -142,7 +143,7 @@ class _Snapshot:
                 post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b)
             snap._bm25 = post.append(t_ids, t_ptr, n_terms)
         if lead_len is not None and self.lead_len is not None:
-            for tokens, lead in self._lead.items():
+            for tokens, lead in list(self._lead.items()):  # a search may add one meanwhile
                 ids, ptr = _lead_terms(t_ids, t_ptr, lead_len, tokens)
                 if not (isinstance(lead, Bm25Postings) and (lead.k1, lead.b) == (k1, b)):
                     base_ids, base_ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
