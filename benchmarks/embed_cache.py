@@ -122,7 +122,8 @@ def main() -> None:
     out = {
         "benchmark": "embed_cache",
         "embedder": args.embedder,
-        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": os.cpu_count()},
+        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": os.cpu_count(),
+                    "load_average_at_end": os.getloadavg()},
         "rows": rows,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -183,7 +183,8 @@ def main() -> None:
               + (f" (baseline {row['baseline_add_no_embedder_docs_per_s']:6.0f}, {row['add_speedup']:.1f}x)" if base else ""))
     report = {
         "benchmark": "index_append",
-        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": os.cpu_count()},
+        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": os.cpu_count(),
+                    "load_average_at_end": os.getloadavg()},
         "targets": {"terms_docs_per_s": 2500, "add_1_and_search_over_steady": 2.0},
         "extraction": rows,
         "appends": {"this": this["appends"], "baseline": None if base is None else base["appends"]},
