@@ -220,7 +220,7 @@ class CachedQueries:
 
     Documents go to the wrapped embedder unchanged (and through the document cache, under
     the same ``cache_key``). Queries are keyed like documents -- model and content hash --
-    in a cache of their own (a query's vector, embedded alone, is not bit-equal to the same
+    in a cache of their own (a query's vector, embedded alone, need not be bit-equal to the same
     text's vector embedded in a batch of documents, so the two are never mixed): a hit is
     the vector the first run computed with ``embed_queries``, so reruns rank exactly as the
     first run. The query cache is read once, at the first query; new vectors are written
