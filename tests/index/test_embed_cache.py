@@ -223,3 +223,44 @@ def test_progress_off(monkeypatch):
     p.update(10)
     p.close()
     assert s.getvalue() == ""
+
+
+def test_cached_queries_rerun_embeds_no_query_and_ranks_the_same(cache_root):
+    """eval / demo wrap their searches in cached_queries: the second process's questions come
+    from the query cache (one shard), the embedder is asked for nothing, the rankings and
+    scores are the first run's, and document vectors never mix with query vectors."""
+    from chronorank.index.embed_cache import CachedQueries, cached_queries
+
+    docs = [{"id": f"d{i}", "text": t, "date": f"2024-01-{1 + i % 28:02d}"} for i, t in enumerate(TEXTS)]
+    questions = ["what does the pro plan cost", "release 7", TEXTS[3]]  # the last is also a document
+    runs = []
+    for _ in range(2):  # two "processes": fresh embedder and index, the same cache directory
+        emb = CountingEmbedder()
+        idx = TemporalIndex(embedder=emb)
+        idx.add(docs)
+        before = emb.embedded
+        with cached_queries(idx):
+            assert isinstance(idx.embedder, CachedQueries)
+            ranks = [idx.search(q, k=10, now="2024-02-01") for q in questions * 2]
+        assert idx.embedder is emb
+        runs.append((emb.embedded - before, [(r.ranked_ids, r.score.tolist()) for r in ranks]))
+    assert runs[0][0] == len(questions)  # each distinct question embedded once, alone
+    assert runs[1][0] == 0
+    assert runs[0][1] == runs[1][1]
+    query_dirs = [d for d in cache_root.iterdir() if d.is_dir()]
+    assert len(query_dirs) == 2  # documents and queries in separate directories
+    assert embed_documents(CountingEmbedder(), [TEXTS[3]]).shape == (1, 64)
+
+
+def test_cached_queries_is_a_no_op_when_off_or_uncacheable(tmp_path, monkeypatch):
+    from chronorank.index.embed_cache import cached_queries
+
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", "off")
+    idx = TemporalIndex(embedder=CountingEmbedder())
+    with cached_queries(idx):
+        assert isinstance(idx.embedder, CountingEmbedder)
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", str(tmp_path))
+    plain = TemporalIndex(embedder=HashingEmbedder(32))
+    with cached_queries(plain):
+        assert isinstance(plain.embedder, HashingEmbedder)
+    assert not list(tmp_path.iterdir())

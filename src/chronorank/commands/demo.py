@@ -79,16 +79,19 @@ def run(args: Any) -> int:
     took = time.perf_counter() - t0
     if not args.json:
         print(f"chronorank demo: {how} in {took:.1f}s; now = {now} (the snapshot time)\n")
-    for q in args.questions or QUESTIONS:
-        ranking = idx.search(q, k=args.top_k, now=now)
-        if args.json:
-            print_ranking(ranking, explain=False, as_json=True)
-            continue
-        print("=" * 100)
-        print_ranking(ranking, explain=True, as_json=False)
-        if len(ranking):
-            best = ranking[0]
-            text = " ".join((best.payload or {}).get("text", "").split())
-            print(f"\nanswer: {best.id} -- {text[:300]}{'...' if len(text) > 300 else ''}\n")
+    from chronorank.index.embed_cache import cached_queries
+
+    with cached_queries(idx):  # a rerun asks the same questions: their vectors come from the cache
+        for q in args.questions or QUESTIONS:
+            ranking = idx.search(q, k=args.top_k, now=now)
+            if args.json:
+                print_ranking(ranking, explain=False, as_json=True)
+                continue
+            print("=" * 100)
+            print_ranking(ranking, explain=True, as_json=False)
+            if len(ranking):
+                best = ranking[0]
+                text = " ".join((best.payload or {}).get("text", "").split())
+                print(f"\nanswer: {best.id} -- {text[:300]}{'...' if len(text) > 300 else ''}\n")
     sys.stdout.flush()
     return 0

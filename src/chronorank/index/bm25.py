@@ -13,8 +13,10 @@ documents: nothing stale survives. Two builders give the same matrix: ``"numpy"`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -145,3 +147,226 @@ def _build_bm25s(term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, *, k1
         np.asarray(scores["indptr"], dtype=np.int64),
         int(scores["num_docs"]),
     )
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Postings of a run of consecutive documents, term-major: ``terms`` ascending, then
+    ``rows`` ascending within a term; ``tf`` each (term, document) pair's count."""
+
+    terms: np.ndarray  # int32
+    rows: np.ndarray  # int32
+    tf: np.ndarray  # int32
+
+    @property
+    def nnz(self) -> int:
+        return int(self.terms.shape[0])
+
+    def column(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        # keys of the array's own dtype: mixed dtypes would make numpy convert all of ``terms``
+        a, b = np.searchsorted(self.terms, np.array([t, t + 1], dtype=self.terms.dtype))
+        return self.rows[a:b], self.tf[a:b]
+
+
+def _segment(term_ids: np.ndarray, term_ptr: np.ndarray, row0: int) -> _Segment:
+    """The postings of documents ``row0 ...`` given as flat term ids + offsets (one sort)."""
+    n = int(term_ptr.shape[0] - 1)
+    rows = np.repeat(np.arange(row0, row0 + n, dtype=np.int64), np.diff(term_ptr))
+    width = max(n, 1)
+    key = term_ids.astype(np.int64) * width + (rows - row0)
+    key.sort()
+    uniq, tf = np.unique(key, return_counts=True)
+    t = uniq // width
+    return _Segment(t.astype(np.int32), (uniq - t * width + row0).astype(np.int32), tf.astype(np.int32))
+
+
+def _merge(a: _Segment, b: _Segment) -> _Segment:
+    """Two segments as one; every row of ``b`` follows every row of ``a``, so within a term
+    ``a``'s postings come first: a stable merge by term, no sort."""
+    pos_b = np.arange(b.nnz, dtype=np.int64) + np.searchsorted(a.terms, b.terms, side="right")
+    pos_a = np.arange(a.nnz, dtype=np.int64) + np.searchsorted(b.terms, a.terms, side="left")
+    parts = []
+    for name in ("terms", "rows", "tf"):
+        out = np.empty(a.nnz + b.nnz, dtype=np.int32)
+        out[pos_a] = getattr(a, name)
+        out[pos_b] = getattr(b, name)
+        parts.append(out)
+    return _Segment(*parts)
+
+
+class Bm25Postings:
+    """The BM25 of :func:`build_matrix`, kept as postings (term, document, tf) so that
+    appending documents costs their own postings, not a rebuild.
+
+    The postings sit in a few segments of consecutive documents, merged as they grow (sizes
+    at least halve from one segment to the next, so there are O(log n) and each posting is
+    merged O(log n) times). Statistics (N, df, avgdl) are the current ones; a query term's
+    column is computed when asked for, by the same float64 expression as
+    :func:`build_matrix`, so :meth:`scores` and :meth:`idf` equal those of the matrix built
+    from scratch over the same documents to the bit (a test checks it). ``data``,
+    ``indices`` and ``indptr`` materialise that matrix (for saving).
+    """
+
+    def __init__(
+        self, segments: tuple[_Segment, ...], doc_len: np.ndarray, total: int, n_terms: int, k1: float, b: float
+    ) -> None:
+        self.segments = segments
+        self.doc_len = doc_len  # int64 terms per document
+        self.total = int(total)  # their sum: avgdl = total / N exactly as doc_len.mean()
+        self.num_docs = int(doc_len.shape[0])
+        self._n_terms = int(n_terms)
+        self.k1 = float(k1)
+        self.b = float(b)
+        self._matrix: Bm25Matrix | None = None
+        self._norm: np.ndarray | None = None  # k1 * (1 - b + b * |d| / avgdl) per document
+        self._lock = threading.Lock()
+
+    @classmethod
+    def build(cls, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, *, k1: float, b: float) -> Bm25Postings:
+        doc_len = np.diff(term_ptr).astype(np.int64)
+        seg = _segment(term_ids, term_ptr, 0)
+        return cls((seg,) if seg.nnz else (), doc_len, int(doc_len.sum()), n_terms, k1, b)
+
+    @classmethod
+    def from_matrix(cls, m: Bm25Matrix, doc_len: np.ndarray, *, k1: float, b: float) -> Bm25Postings | None:
+        """The postings behind a score matrix built (or loaded) with these ``k1``, ``b`` over
+        documents of these lengths, without re-reading the documents: each tf solved from its
+        score, ``tf = norm * s / (idf - s)``, rounded, and kept only if every recomputed score
+        equals the stored one to the bit and every tf is at most 1000 (where neighbouring tfs'
+        float32 scores are many ulps apart, so an equal score means the true tf). None when
+        that fails (k1 = 0, a very long document): the caller counts the terms instead."""
+        doc_len = np.asarray(doc_len, dtype=np.int64)
+        if k1 <= 0 or m.num_docs != doc_len.shape[0]:
+            return None
+        total = int(doc_len.sum())
+        n_terms = m.n_terms
+        counts = np.diff(m.indptr)
+        terms = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
+        post = cls((), doc_len, total, n_terms, k1, b)
+        if terms.shape[0]:
+            if total == 0:
+                return None
+            idf = np.log1p((m.num_docs - counts.astype(np.float64) + 0.5) / (counts.astype(np.float64) + 0.5))[terms]
+            rows = np.asarray(m.indices, dtype=np.int32)
+            norm = post._doc_norm()[rows]
+            score = np.asarray(m.data, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tf = np.rint(norm * score / (idf - score))
+            if not (np.isfinite(tf).all() and (tf >= 1).all() and (tf <= 1000).all()):
+                return None
+            tf_i = tf.astype(np.int32)
+            if not np.array_equal(post._column(rows, tf_i, idf), m.data):
+                return None
+            post.segments = (_Segment(terms, rows, tf_i),)
+        return post
+
+    def append(self, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int) -> Bm25Postings:
+        """A new object with documents ``num_docs ...`` added (this one is unchanged)."""
+        doc_len = np.diff(term_ptr).astype(np.int64)
+        segs = list(self.segments)
+        seg = _segment(term_ids, term_ptr, self.num_docs)
+        if seg.nnz:
+            segs.append(seg)
+        while len(segs) > 1 and segs[-2].nnz <= 2 * segs[-1].nnz:
+            last = segs.pop()
+            segs[-1] = _merge(segs[-1], last)
+        return Bm25Postings(
+            tuple(segs), np.concatenate([self.doc_len, doc_len]), self.total + int(doc_len.sum()),
+            max(n_terms, self._n_terms), self.k1, self.b,
+        )
+
+    @property
+    def n_terms(self) -> int:
+        return self._n_terms
+
+    def _df(self, term_ids: np.ndarray) -> np.ndarray:
+        df = np.zeros(term_ids.shape[0], dtype=np.int64)
+        lo = term_ids.astype(np.int32)
+        hi = (term_ids + 1).astype(np.int32)
+        for s in self.segments:
+            df += np.searchsorted(s.terms, hi) - np.searchsorted(s.terms, lo)
+        return df
+
+    def idf(self, term_ids: np.ndarray) -> np.ndarray:
+        """Lucene idf of the given terms under the current statistics (as Bm25Matrix.idf)."""
+        df = self._df(np.asarray(term_ids, dtype=np.int64)).astype(np.float64)
+        return np.log1p((self.num_docs - df + 0.5) / (df + 0.5))
+
+    def _doc_norm(self) -> np.ndarray:
+        norm = self._norm
+        if norm is None:
+            k1, b = self.k1, self.b
+            avgdl = self.total / self.num_docs  # == doc_len.astype(float64).mean(), exactly
+            # the expression of build_matrix, per document instead of per posting
+            norm = self._norm = k1 * (1.0 - b + b * self.doc_len.astype(np.float64) / avgdl)
+        return norm
+
+    def _column(self, rows: np.ndarray, tf: np.ndarray, idf: Any) -> np.ndarray:
+        tf_f = tf.astype(np.float64)
+        return (idf * tf_f / (tf_f + self._doc_norm()[rows])).astype(np.float32)
+
+    def scores(
+        self, term_ids: Sequence[int] | np.ndarray, weights: np.ndarray | None = None, *, idf_power: float = 0.0
+    ) -> np.ndarray:
+        """As :meth:`Bm25Matrix.scores` (the same additions in the same order)."""
+        out = np.zeros(self.num_docs, dtype=np.float32)
+        q = np.asarray(term_ids, dtype=np.int64)
+        q = q[(q >= 0) & (q < self.n_terms)]
+        if q.size == 0 or self.total == 0:
+            return out
+        m = self._matrix
+        if m is not None:
+            return m.scores(q, weights, idf_power=idf_power)
+        uniq, counts = np.unique(q, return_counts=True)
+        w = counts.astype(np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
+        idf = self.idf(uniq)
+        if idf_power:
+            w = w * np.power(idf, idf_power)
+        for t, c, i in zip(uniq.tolist(), w.tolist(), idf.tolist()):
+            for s in self.segments:
+                rows, tf = s.column(t)
+                if rows.shape[0] == 0:
+                    continue
+                data = self._column(rows, tf, i)
+                if c == 1.0:
+                    out[rows] += data
+                else:
+                    out[rows] += c * data
+        return out
+
+    def matrix(self) -> Bm25Matrix:
+        """The score matrix :func:`build_matrix` would give (built once, then kept)."""
+        with self._lock:
+            return self._build_matrix()
+
+    def _build_matrix(self) -> Bm25Matrix:
+        m = self._matrix
+        if m is None:
+            seg = self.segments[0] if len(self.segments) == 1 else None
+            for s in self.segments[1:] if seg is not None else self.segments:
+                seg = s if seg is None else _merge(seg, s)
+            if seg is None or self.total == 0:
+                m = Bm25Matrix(np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(self.n_terms + 1, np.int64),
+                               self.num_docs)
+            else:
+                t = seg.terms.astype(np.int64)
+                df = np.bincount(t, minlength=self.n_terms).astype(np.float64)
+                idf = np.log1p((self.num_docs - df + 0.5) / (df + 0.5))
+                data = self._column(seg.rows, seg.tf, idf[t])
+                indptr = np.zeros(self.n_terms + 1, dtype=np.int64)
+                np.cumsum(np.bincount(t, minlength=self.n_terms), out=indptr[1:])
+                m = Bm25Matrix(data, seg.rows, indptr, self.num_docs)
+            self._matrix = m
+        return m
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.matrix().data
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self.matrix().indices
+
+    @property
+    def indptr(self) -> np.ndarray:
+        return self.matrix().indptr

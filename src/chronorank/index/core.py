@@ -24,7 +24,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.index import background as _bg
-from chronorank.index.bm25 import Bm25Matrix, build_matrix, encode_terms
+from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.records import TIME_COLUMNS, Records
@@ -40,8 +40,8 @@ class _Snapshot:
 
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
-        "pending", "derived",
+        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols", "bufs",
+        "title_sums", "pending", "derived",
     )
 
     def __init__(
@@ -53,10 +53,11 @@ class _Snapshot:
         term_ptr: np.ndarray,
         n_terms: int,
         groups: np.ndarray | None,
-        bm25: Bm25Matrix | None = None,
+        bm25: Bm25Matrix | Bm25Postings | None = None,
         ids: list[str] | None = None,
         lead_len: np.ndarray | None = None,
         pending: np.ndarray | None = None,
+        row_of: dict[str, int] | None = None,
     ) -> None:
         self.records = Records.from_dicts(records)  # columns, not a dict per document
         # int32 (n,): the background batch each document's vector waits for (0 = it has
@@ -64,7 +65,7 @@ class _Snapshot:
         self.pending = pending
         self.lead_len = lead_len  # terms in each document's first sentence (lazy)
         self.ids = ids if ids is not None else self.records.ids
-        self.row_of = {d: i for i, d in enumerate(self.ids)}
+        self.row_of = row_of if row_of is not None else {d: i for i, d in enumerate(self.ids)}
         self.vectors = vectors
         self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
         self.term_ids = term_ids
@@ -72,12 +73,14 @@ class _Snapshot:
         self.n_terms = n_terms
         self.groups = groups
         self._bm25 = bm25
-        self._lead: dict[int, Bm25Matrix] = {}
+        self._lead: dict[int, Bm25Matrix | Bm25Postings] = {}
         self._lock = threading.Lock()
         self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
         self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
+        self.title_sums: tuple[np.ndarray, np.ndarray] | None = None  # their hashes (_lead_sums)
         self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
         self.derived: dict[Any, Any] = {}  # per-state arrays the search derives from times (lazy)
+        self.bufs: dict[str, _Buffer] = {}  # room to append to the arrays (add())
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -98,7 +101,7 @@ class _Snapshot:
             v = self.derived[("has", c)] = bool(self.times.shape[1]) and not bool(np.isnan(self.times[c]).all())
         return v
 
-    def bm25(self, k1: float, b: float) -> Bm25Matrix:
+    def bm25(self, k1: float, b: float) -> Bm25Matrix | Bm25Postings:
         m = self._bm25
         if m is None:
             with self._lock:
@@ -107,7 +110,7 @@ class _Snapshot:
                 m = self._bm25
         return m
 
-    def lead_bm25(self, k1: float, b: float, tokens: int) -> Bm25Matrix:
+    def lead_bm25(self, k1: float, b: float, tokens: int) -> Bm25Matrix | Bm25Postings:
         """BM25 over each document's lead: its first sentence or line (a title, a release
         header), at most ``tokens`` terms."""
         m = self._lead.get(tokens)
@@ -117,15 +120,58 @@ class _Snapshot:
                 if m is None:
                     if self.lead_len is None:
                         self.lead_len = lead_lengths(self.records.texts)
-                    lens = np.diff(self.term_ptr)
-                    keep = np.minimum(np.minimum(lens, self.lead_len), tokens)
-                    ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
-                    np.cumsum(keep, out=ptr[1:])
-                    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
-                    ids = self.term_ids[np.repeat(self.term_ptr[:-1], keep) + pos]
+                    ids, ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
                     m = build_matrix(ids, ptr, self.n_terms, k1=k1, b=b)
                     self._lead[tokens] = m
         return m
+
+    def appended(
+        self, records: list[dict[str, Any]], vectors: np.ndarray | None, times: np.ndarray,
+        t_ids: np.ndarray, t_ptr: np.ndarray, n_terms: int, lead_len: np.ndarray | None, k1: float, b: float,
+    ) -> _Snapshot:
+        """This snapshot with new documents at the end, at the cost of the new documents
+        (amortised): the arrays grow into spare capacity (doubling, shared with this
+        snapshot, which keeps seeing only its own rows), and the BM25 statistics of the
+        body and lead that a search has built are carried over as postings with the new
+        documents' postings appended (:class:`~chronorank.index.bm25.Bm25Postings`, the
+        scores of a rebuild to the bit), so the next search rebuilds nothing."""
+        n = len(self)
+        bufs = dict(self.bufs)
+        new_ids = [r["id"] for r in records]
+        row_of = dict(self.row_of)
+        row_of.update(zip(new_ids, range(n, n + len(records))))
+        vecs = _concat_vectors(self.vectors, vectors, n, None if vectors is None else vectors.shape[1], bufs)
+        snap = _Snapshot(
+            records=self.records + records,
+            vectors=vecs,
+            times=_extend(bufs, "times", self.times, times, axis=1),
+            term_ids=_extend(bufs, "term_ids", self.term_ids, t_ids),
+            term_ptr=_extend(bufs, "term_ptr", self.term_ptr, self.term_ptr[-1] + t_ptr[1:]),
+            n_terms=n_terms,
+            groups=None,
+            ids=self.ids + new_ids,
+            row_of=row_of,
+            lead_len=None if lead_len is None or self.lead_len is None else _extend(bufs, "lead_len", self.lead_len, lead_len),
+        )
+        snap.bufs = bufs
+        titles = self.title_sums
+        if titles is not None and lead_len is not None:
+            sums, has = _lead_sums(t_ids, t_ptr, lead_len)
+            snap.title_sums = (np.concatenate([titles[0], sums]), np.concatenate([titles[1], has]))
+        body = self._bm25
+        if body is not None:
+            post = body if isinstance(body, Bm25Postings) and (body.k1, body.b) == (k1, b) else None
+            if post is None:  # first append since a build or a load: postings of the old rows, once
+                post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b)
+            snap._bm25 = post.append(t_ids, t_ptr, n_terms)
+        if lead_len is not None and self.lead_len is not None:
+            for tokens, lead in list(self._lead.items()):  # a search may add one meanwhile
+                ids, ptr = _lead_terms(t_ids, t_ptr, lead_len, tokens)
+                if not (isinstance(lead, Bm25Postings) and (lead.k1, lead.b) == (k1, b)):
+                    base_ids, base_ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
+                    lead = _postings(lead, base_ids, base_ptr, self.n_terms, k1, b)
+                snap._lead[tokens] = lead.append(ids, ptr, n_terms)
+        return snap
 
 
 def _empty_snapshot() -> _Snapshot:
@@ -253,35 +299,42 @@ class TemporalIndex:
             if background:
                 ticket = _bg.start(self).next_ticket()
             new_vecs, new_pending = self._vectors_for(old, records, given, dim, ticket)
-            from chronorank.index.text import analyze_documents
+            from chronorank.index.text import encode_documents
 
             texts = [r["text"] for r in records]
             # the lead's length comes from the same pass (equal to lead_lengths: property test)
-            terms, new_lead = analyze_documents(texts, [lead_cut(t) for t in texts])
-            t_ids, t_ptr = encode_terms(terms, self._vocab)
+            t_ids, t_ptr, new_lead = encode_documents(texts, [lead_cut(t) for t in texts], self._vocab)
             n_terms = len(self._vocab)
             keep = np.ones(len(old), dtype=bool)
             replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
             keep[replaced] = False
             base = _compact(old, keep) if replaced else old
-            # the lead field's lengths are derived here, at build time, and saved with the
-            # index (a first query after a load then analyses nothing); a base loaded from an
-            # older index without them keeps them lazy
-            lead_len = None
-            if base.lead_len is not None or not len(base):
-                lead_arr = np.asarray(new_lead, dtype=np.int64)
-                lead_len = lead_arr if base.lead_len is None else np.concatenate([base.lead_len, lead_arr])
-            self._snap = _Snapshot(
-                records=base.records + records,
-                vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
-                times=np.concatenate([base.times, times], axis=1),
-                term_ids=np.concatenate([base.term_ids, t_ids]),
-                term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
-                n_terms=n_terms,
-                groups=None,
-                lead_len=lead_len,
-                pending=_bg.join_pending(base.pending, len(base), new_pending, len(records)),
-            )
+            pending = _bg.join_pending(base.pending, len(base), new_pending, len(records))
+            if len(base) and not replaced:  # an append: the cost of the new documents only
+                snap = base.appended(
+                    records, new_vecs, times, t_ids, t_ptr, n_terms,
+                    new_lead if base.lead_len is not None else None, self.k1, self.b,
+                )
+                snap.pending = pending
+                self._snap = snap
+            else:
+                # the lead field's lengths are derived here, at build time, and saved with the
+                # index (a first query after a load then analyses nothing); a base loaded from an
+                # older index without them keeps them lazy
+                lead_len = None
+                if base.lead_len is not None or not len(base):
+                    lead_len = new_lead if base.lead_len is None else np.concatenate([base.lead_len, new_lead])
+                self._snap = _Snapshot(
+                    records=base.records + records,
+                    vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
+                    times=np.concatenate([base.times, times], axis=1),
+                    term_ids=np.concatenate([base.term_ids, t_ids]),
+                    term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
+                    n_terms=n_terms,
+                    groups=None,
+                    lead_len=lead_len,
+                    pending=pending,
+                )
             self._snap.groups = self._group_codes(self._snap.records)
             self.dim = dim  # only once the batch is in: a failed add() leaves the width unset
             if ticket and new_pending is not None:
@@ -882,14 +935,77 @@ def _dense_meta(index: TemporalIndex, snap: _Snapshot) -> dict[str, Any]:
     return {} if prog is None else {"dense": prog.describe(), "dense_complete": prog.complete}
 
 
-def _concat_vectors(base: np.ndarray | None, new: np.ndarray | None, n_base: int, dim: int | None) -> np.ndarray | None:
+def _concat_vectors(
+    base: np.ndarray | None, new: np.ndarray | None, n_base: int, dim: int | None,
+    bufs: dict[str, _Buffer] | None = None,
+) -> np.ndarray | None:
     if new is None:
         return base
     if base is None:
         if n_base:
             raise InvalidInput("the index holds documents without vectors; vectors must be given for all or none.")
         return np.ascontiguousarray(new)
+    if bufs is not None:
+        return _extend(bufs, "vectors", base, new)
     return np.ascontiguousarray(np.concatenate([base, new], axis=0))
+
+
+class _Buffer:
+    """Spare capacity behind one array of the newest snapshot: the snapshot's array is
+    ``array[:used]`` (along the growth axis); the rows after it are free."""
+
+    __slots__ = ("array", "used")
+
+    def __init__(self, array: np.ndarray, used: int) -> None:
+        self.array = array
+        self.used = used
+
+
+def _extend(bufs: dict[str, _Buffer], name: str, base: np.ndarray, new: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``np.concatenate([base, new], axis)`` in amortised O(len(new)): written into the
+    spare room of ``bufs[name]`` when ``base`` is the newest view of that buffer, else
+    copied once into a buffer of twice the size. ``base`` itself never changes (an older
+    snapshot's view ends where it ended), so readers of older snapshots are unaffected."""
+    n, k = base.shape[axis], new.shape[axis]
+    buf = bufs.get(name)
+    sl: list[slice] = [slice(None)] * base.ndim
+    if (
+        buf is None or buf.used != n or buf.array.shape[axis] < n + k or buf.array.dtype != base.dtype
+        or base.ctypes.data != buf.array.ctypes.data
+    ):
+        shape = list(base.shape)
+        shape[axis] = max(2 * (n + k), 16)
+        arr = np.empty(shape, dtype=base.dtype)
+        sl[axis] = slice(0, n)
+        arr[tuple(sl)] = base
+        buf = _Buffer(arr, n)
+    sl[axis] = slice(n, n + k)
+    buf.array[tuple(sl)] = new
+    buf.used = n + k
+    bufs[name] = buf
+    sl[axis] = slice(0, n + k)
+    return buf.array[tuple(sl)]
+
+
+def _postings(
+    m: Bm25Matrix | Bm25Postings, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, k1: float, b: float
+) -> Bm25Postings:
+    """Postings for a snapshot's built matrix: solved from its scores when that is exact
+    (no pass over the documents), else counted from the term ids (one sort)."""
+    if isinstance(m, Bm25Matrix):
+        post = Bm25Postings.from_matrix(m, np.diff(term_ptr), k1=k1, b=b)
+        if post is not None:
+            return post
+    return Bm25Postings.build(term_ids, term_ptr, n_terms, k1=k1, b=b)
+
+
+def _lead_terms(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray, tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's lead as flat term ids + offsets: its first ``min(len, lead_len, tokens)`` terms."""
+    keep = np.minimum(np.minimum(np.diff(term_ptr), lead_len), tokens)
+    ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+    np.cumsum(keep, out=ptr[1:])
+    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
+    return term_ids[np.repeat(term_ptr[:-1], keep) + pos], ptr
 
 
 def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
@@ -940,9 +1056,11 @@ def _title_chains(
     if asks_past(intent.query, intent.lang):
         return None
     if snap.titles is None:
-        if snap.lead_len is None:
-            snap.lead_len = lead_lengths(snap.records.texts)
-        snap.titles = _lead_codes(snap.term_ids, snap.term_ptr, snap.lead_len)
+        if snap.title_sums is None:
+            if snap.lead_len is None:
+                snap.lead_len = lead_lengths(snap.records.texts)
+            snap.title_sums = _lead_sums(snap.term_ids, snap.term_ptr, snap.lead_len)
+        snap.titles = _codes(*snap.title_sums)
     g = snap.titles if rows is None else snap.titles[rows]
     top = float(sim.max()) if sim.size else 0.0
     if top <= 0:
@@ -963,14 +1081,22 @@ def _title_chains(
     return g if (g >= 0).any() else None
 
 
-def _lead_codes(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> np.ndarray:
-    """A code per document for its lead's index terms (equal leads, equal codes; -1 = none):
-    a 64-bit position-weighted hash of the term ids, without a per-document loop."""
+def _codes(sums: np.ndarray, has: np.ndarray) -> np.ndarray:
+    out = np.full(sums.shape[0], -1, dtype=np.int64)
+    if has.any():
+        _, codes = np.unique(sums[has], return_inverse=True)
+        out[has] = codes.reshape(-1)
+    return out
+
+
+def _lead_sums(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's lead hash (uint64) and whether it has a lead; a document's hash
+    depends on its own terms only, so an append hashes the new documents alone."""
     n = term_ptr.shape[0] - 1
     keep = np.minimum(np.diff(term_ptr), lead_len).astype(np.int64)
-    out = np.full(n, -1, dtype=np.int64)
+    out = np.zeros(n, dtype=np.uint64)
     if n == 0 or not keep.any():
-        return out
+        return out, keep > 0
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(keep, out=ptr[1:])
     pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
@@ -980,9 +1106,8 @@ def _lead_codes(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray
         h = (ids + np.uint64(1)) * mult[pos]
         sums = np.add.reduceat(h, ptr[:-1][keep > 0]) + keep[keep > 0].astype(np.uint64)
     has = keep > 0
-    _, codes = np.unique(sums, return_inverse=True)
-    out[has] = codes.reshape(-1)
-    return out
+    out[has] = sums
+    return out, has
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:

@@ -24,8 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from chronorank.index.progress import Progress
 
-__all__ = ["EmbeddingCache", "cache_dir", "default_cache", "embed_documents"]
+__all__ = ["CachedQueries", "EmbeddingCache", "cache_dir", "cached_queries", "default_cache", "embed_documents"]
 
 _KEY_BYTES = 16
 _MERGE_AT = 32  # shards in one model's directory before they are merged
@@ -41,13 +40,9 @@ _MERGE_AT = 32  # shards in one model's directory before they are merged
 
 def cache_dir() -> Path | None:
     """The cache root, or None when ``CHRONORANK_EMBED_CACHE`` turns the cache off."""
-    env = os.environ.get("CHRONORANK_EMBED_CACHE", "").strip()
-    if env.lower() in ("0", "off", "false", "no", "none"):
-        return None
-    if env and env.lower() not in ("1", "on", "true", "yes"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronorank" / "embeddings"
+    from chronorank._recache import env_cache_dir
+
+    return env_cache_dir("CHRONORANK_EMBED_CACHE", "embeddings")
 
 
 def content_keys(texts: Sequence[str]) -> list[bytes]:
@@ -139,7 +134,7 @@ class EmbeddingCache:
             pass  # a read-only or full disk: the cache is an optimisation only
 
     def _write(self, k: np.ndarray, v: np.ndarray) -> Path:
-        name = uuid.uuid4().hex
+        name = os.urandom(16).hex()
         tmp = self.dir / f".{name}.tmp"
         final = self.dir / f"{name}.npz"
         try:
@@ -226,3 +221,78 @@ def embed_documents(
     if out is None:
         out = np.zeros((0, int(getattr(embedder, "dim", 0))), dtype=np.float32)
     return out
+
+
+class CachedQueries:
+    """An embedder whose *query* vectors come from the cache: for batch commands (``eval``,
+    ``demo``) that ask the same questions again, so a rerun needs no embedder session.
+
+    Documents go to the wrapped embedder unchanged (and through the document cache, under
+    the same ``cache_key``). Queries are keyed like documents -- model and content hash --
+    in a cache of their own (a query's vector, embedded alone, need not be bit-equal to the same
+    text's vector embedded in a batch of documents, so the two are never mixed): a hit is
+    the vector the first run computed with ``embed_queries``, so reruns rank exactly as the
+    first run. The query cache is read once, at the first query; new vectors are written
+    as one shard by :meth:`flush`.
+    """
+
+    def __init__(self, embedder: Any, cache: EmbeddingCache) -> None:
+        self.inner = embedder
+        self.name = embedder.name
+        self.cache = cache
+        self._memo: dict[bytes, np.ndarray] | None = None
+        self._new: dict[bytes, np.ndarray] = {}
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    @property
+    def cache_key(self) -> str | None:
+        return model_key(self.inner)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed(texts)
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        from chronorank.index.embedders import embed_queries
+
+        if self._memo is None:
+            self._memo = {}
+            for path in self.cache._shards():
+                got = self.cache._read(path)
+                if got is not None:
+                    self._memo.update(zip(map(bytes, got[0]), got[1]))
+        keys = content_keys(texts)
+        miss = [i for i, k in enumerate(keys) if k not in self._memo]
+        if miss:
+            vecs = np.asarray(embed_queries(self.inner, [texts[i] for i in miss]), dtype=np.float32)
+            for i, v in zip(miss, vecs):
+                self._memo[keys[i]] = self._new[keys[i]] = v
+        return np.stack([self._memo[k] for k in keys]) if keys else np.zeros((0, self.dim), np.float32)
+
+    def flush(self) -> None:
+        if self._new:
+            keys = list(self._new)
+            self.cache.put(keys, np.stack([self._new[k] for k in keys]))
+            self._new = {}
+
+
+@contextlib.contextmanager
+def cached_queries(index: Any) -> Iterator[Any]:
+    """``with cached_queries(idx): ...``: ``idx``'s query vectors through the query cache
+    (:class:`CachedQueries`) for the block, written out at its end; a no-op when the cache
+    is off or the embedder is not cacheable."""
+    emb: Any = getattr(index, "embedder", None)
+    root = cache_dir()
+    key = model_key(emb) if emb is not None else None
+    if root is None or key is None:
+        yield index
+        return
+    wrapper = CachedQueries(emb, EmbeddingCache(root, key + ":queries", int(emb.dim)))
+    index.embedder = wrapper
+    try:
+        yield index
+    finally:
+        index.embedder = emb
+        wrapper.flush()

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chronorank._recache import compile_cached
 from chronorank.errors import InvalidInput
 
 LANG_PATH_ENV = "CHRONORANK_INTENT_LANG_PATH"
@@ -59,7 +60,9 @@ _lock = threading.Lock()
 
 
 def _alt(words: Any) -> str:
-    items = sorted({str(w).lower() for w in words if str(w)}, key=len, reverse=True)
+    # longest first; ties alphabetically, so the pattern is the same in every process (a
+    # set's order is not) and its compiled form can be cached (chronorank._recache)
+    items = sorted({str(w).lower() for w in words if str(w)}, key=lambda w: (-len(w), w))
     if not items:
         return r"(?!x)x"
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", _SP) for w in items) + ")"
@@ -143,7 +146,7 @@ class Language:
     def pattern(self, idx: int) -> re.Pattern[str]:
         pat = self.compiled[idx]
         if pat is None:
-            pat = self.compiled[idx] = re.compile(self.sources[idx], re.IGNORECASE)
+            pat = self.compiled[idx] = compile_cached(self.sources[idx], re.IGNORECASE)
         return pat
 
     def word_value(self, table: dict[str, int], text: str) -> int | None:
@@ -299,7 +302,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
             raise InvalidInput(f"language {code!r}: when unit {unit!r} is not one of {WHEN_UNITS}")
         forms.append(WhenForm(unit=unit, template=str(spec["re"]), bare=bool(spec.get("bare", False))))
     for f in forms:
-        f.regex = re.compile(_expand(f.template, ph, {}, "w"), re.IGNORECASE)
+        f.regex = compile_cached(_expand(f.template, ph, {}, "w"), re.IGNORECASE)
         f.has_year = "{year}" in f.template
     day_forms = [f for f in forms if f.unit == "day"]
     when_alts = {
@@ -349,7 +352,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         if "nameword" in names or "[\\w" in template or "[A-Z]" in template:
             anyword_mask |= 1 << i
     lexicon = {
-        k: re.compile(r"(?<!\w)" + _frag_alt(v) + r"(?!\w)", re.IGNORECASE)
+        k: compile_cached(r"(?<!\w)" + _frag_alt(v) + r"(?!\w)", re.IGNORECASE)
         for k, v in lexicon_raw.items()
         if k != "recent" and v
     }
@@ -358,7 +361,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
     triggers = data.get("triggers")
     trig_re = None
     if triggers:
-        trig_re = re.compile(r"(?<!\w)" + _frag_alt(triggers) + r"|\d", re.IGNORECASE)
+        trig_re = compile_cached(r"(?<!\w)" + _frag_alt(triggers) + r"|\d", re.IGNORECASE)
     lw = lambda key: {str(k).lower(): int(v) for k, v in (data.get(key) or {}).items()}  # noqa: E731
     return Language(
         code=code,
