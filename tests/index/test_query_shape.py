@@ -11,6 +11,7 @@ from chronorank.index.core import (
     BURST_MIN_HALF_LIFE,
     _burst_scale,
     _current_event,
+    _cut_margin,
     _may_be_current,
     _shaped,
 )
@@ -32,6 +33,42 @@ def test_long_questions_fade_them_linearly_to_off_at_twice_the_length():
     assert half.topical_margin == pytest.approx(1 - 0.5 * (1 - 0.5))
     off = _shaped(cfg, 12)
     assert (off.lead_weight, off.idf_power, off.topical_margin) == (0.0, 0.0, None)
+
+
+def test_the_topic_cut_fades_towards_no_cut_where_the_flattening_fades_towards_none():
+    cfg = IndexConfig(short_query_terms=6, topical_margin=0.5, topic_floor=0.75, topic_lead_floor=0.5)
+    assert _cut_margin(cfg, 6) == 0.5  # short queries keep the cut as it was
+    half = _shaped(cfg, 9)  # f = (12 - 9) / 6
+    assert _cut_margin(cfg, 9) == pytest.approx(0.5 * 0.5)  # looser, while the flattening margin is 0.75
+    assert (half.topic_floor, half.topic_lead_floor) == (pytest.approx(0.75 * 0.5), pytest.approx(0.5 * 0.5))
+    assert _cut_margin(cfg, 11) < _cut_margin(cfg, 10) < _cut_margin(cfg, 7)  # monotone, no cliff before off
+    assert _cut_margin(cfg, 12) is None and _shaped(cfg, 12).topic_floor is None
+    assert _cut_margin(cfg.replace(topical_margin=None), 3) is None
+
+
+def test_a_long_question_keeps_a_less_closely_matching_fresh_report_on_topic():
+    # a long news-style question: the fresh report shares fewer of its words than a stale
+    # background piece, so the old cut at 10 known terms (0.83 x the best fused score) put it
+    # off topic, where time can never lift it; the faded cut (0.5 x 1/3) keeps it on topic
+    filler = [{"id": f"f{i}", "text": f"market prices weather sport item {i}", "date": f"20{10 + i % 12}-01-1{i % 9}"}
+              for i in range(60)]
+    docs = filler + [
+        {"id": "background", "date": "2021-03-01",
+         "text": "The city council approved the riverside stadium budget after a long public debate on taxes"},
+        {"id": "fresh", "date": "2023-02-27", "text": "Council approves stadium budget; construction starts in spring"},
+    ]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs)
+    q = "The city council approved which riverside stadium budget after a long public debate on taxes this week?"
+    assert idx._query_terms(q) == 10
+
+    def on_topic(**kw):
+        hits = idx.search(q, k=3, now="2023-03-01", **kw)
+        return dict(zip(hits.ranked_ids, hits.meta["on_topic"].tolist()))
+
+    faded = on_topic()
+    assert faded["fresh"] and faded["background"] and not faded["f0"]
+    assert not on_topic(short_query_terms=None)["fresh"]  # the cut at its full 0.5 x the best
 
 
 def test_burst_when_the_best_matches_crowd_the_recent_past():

@@ -37,7 +37,8 @@ reworded as_of 0.967 -> 0.964; 0 lets time alone order the cluster and loses as_
 
 Query shape (``short_query_terms = n``, 6): the lead field, ``idf_power`` and the topical
 margin are name-lookup mechanisms; they apply in full to queries of up to n distinct known
-terms and fade linearly to off at 2n (see ``core._shaped`` for the measurement).
+terms and fade linearly to off at 2n (see ``core._shaped`` for the measurement); the topic
+cut below fades with them towards no cut (``core._cut_margin``).
 
 Temporal burst (``burst_ratio = r``, 0.1): a query the intent parser calls ``timeless`` (with
 no time expression), ``recent``, or a period up to now ("this week") is a current-event query

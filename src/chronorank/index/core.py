@@ -439,7 +439,9 @@ class TemporalIndex:
                 self, query, now_s, vector=vector, intent=intent, snap=snap, **opts
             )
             vector = qvec
-        cfg = _shaped(cfg, self._query_terms(topical))
+        terms = self._query_terms(topical)
+        cut = _cut_margin(cfg, terms)
+        cfg = _shaped(cfg, terms)
         signals = self._signals(snap, _spell_acronyms(snap, topical), vector, cfg, ann_rows)
         times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
@@ -494,14 +496,14 @@ class TemporalIndex:
         )
         score = np.asarray(res.score, dtype=np.float64)
         on_topic = None
-        if cfg.topical_margin is not None and n and "bm25" in signals:
+        if cut is not None and n and "bm25" in signals:
             # the topic cut needs the keyword signal: with cosine alone the releases of one
             # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
             # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
             from chronorank.temporal import topic_first
 
             score, on_topic = topic_first(
-                score, raw_sim, cfg.topical_margin, res.keep, ~res.not_yet_valid,
+                score, raw_sim, cut, res.keep, ~res.not_yet_valid,
                 others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                         if k in signals],
             )
@@ -556,7 +558,7 @@ class TemporalIndex:
                 "topical_query": topical,
                 "n_docs": n,
                 "anchor": anchor_line,
-                "topic_rule": _topic_rule(cfg.topical_margin, [
+                "topic_rule": _topic_rule(cut, [
                     (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                     if k in signals and f is not None]) if "bm25" in signals else "",
                 "on_topic": None if on_topic is None else on_topic[top],
@@ -1256,14 +1258,49 @@ def _shaped(cfg: IndexConfig, terms: int) -> IndexConfig:
     reworded changelogs 0.974 -> 0.970; n = 8: 0.773 / 0.652); release, changelogs (all
     three query sets) and synthetic unchanged.
     """
-    n = cfg.short_query_terms
-    if n is None or terms <= n:
+    f = _shape_factor(cfg.short_query_terms, terms)
+    if f == 1.0:
         return cfg
-    f = max(0.0, (2 * n - terms) / n)
     margin = cfg.topical_margin
     if margin is not None:
         margin = None if f == 0 else 1.0 - f * (1.0 - margin)
-    return dataclasses.replace(cfg, lead_weight=cfg.lead_weight * f, idf_power=cfg.idf_power * f, topical_margin=margin)
+    # the topic cut's floors fade towards no cut, with its margin (``_cut_margin``)
+    dense_floor = None if cfg.topic_floor is None or f == 0 else cfg.topic_floor * f
+    lead_floor = None if cfg.topic_lead_floor is None or f == 0 else cfg.topic_lead_floor * f
+    return dataclasses.replace(
+        cfg, lead_weight=cfg.lead_weight * f, idf_power=cfg.idf_power * f, topical_margin=margin,
+        topic_floor=dense_floor, topic_lead_floor=lead_floor,
+    )
+
+
+def _shape_factor(n: int | None, terms: int) -> float:
+    """1 up to ``n`` distinct known query terms, fading linearly to 0 at ``2n`` (``_shaped``)."""
+    if n is None or terms <= n:
+        return 1.0
+    return max(0.0, (2 * n - terms) / n)
+
+
+def _cut_margin(cfg: IndexConfig, terms: int) -> float | None:
+    """The topic cut's fused-similarity margin (:func:`chronorank.temporal.topic_first`) for a
+    query of ``terms`` known terms: ``topical_margin`` x the shape factor, None (no cut) at 0.
+
+    The cut fades with the query's shape towards *no cut*, as its dense and lead floors do
+    (``_shaped``), where the flattening margin fades towards *no flattening* (1). Using the
+    flattening margin for the cut made it strictest just before it switched off: at 11 terms
+    only documents within 0.92 x the best fused score, or 0.75 x the best cosine, could be
+    moved by time, at 12 none was held back. news-dev (benchmarks/cross_domain.py, MiniLM,
+    fresh_only / fresh_vs_stale, committed run): 0.788 / 0.692 -> 0.800 / 0.705 (similarity
+    only 0.736 / 0.621 -> 0.740 / 0.631); while choosing: switching the cut off for every
+    faded query 0.804 / 0.705, keeping the unfaded 0.5 0.794 / 0.711. Release, changelogs
+    (all three query sets), synthetic, benchmarks/time_semantics.py (top-1 0.986, off-topic
+    above 18) and benchmarks/index_quality.py do not move: their questions have at most
+    ``short_query_terms`` known terms, where the cut is as it was.
+    """
+    m = cfg.topical_margin
+    f = _shape_factor(cfg.short_query_terms, terms)
+    return None if m is None or f == 0 else m * f
+
+
 
 
 def _may_be_current(intent: Intent, now: float) -> bool:
