@@ -40,7 +40,7 @@ def _docs(tag: str, n: int, offset: int = 0) -> list[dict]:
 
 def _df_truth(store) -> dict[int, int]:
     """The frequencies recounted from the stored sparse vectors (the independent truth)."""
-    rows = store._run(f"SELECT sparse FROM {store.table} WHERE sparse IS NOT NULL")
+    rows = store._run(f"SELECT sparse FROM {store.table}_vec WHERE sparse IS NOT NULL")
     c: Counter[int] = Counter()
     for (sv,) in rows:
         c.update(int(t) for t in sv.indices())
