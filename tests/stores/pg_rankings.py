@@ -35,8 +35,9 @@ FILTERS: list[dict[str, Any] | None] = [None, {"project": "polars"}]
 def corpus(n: int = 600, seed: int = 11) -> list[dict[str, Any]]:
     """Release notes of three projects over three years: some undated, some expired, ties in date."""
     rng = np.random.default_rng(seed)
-    words = ("release fixes join speed streaming memory leak group_by proxy argument http2 storage format "
-             "window functions faster stable adds drops support python lazy frames notes team").split()
+    words = ["release", "fixes", "join", "speed", "streaming", "memory", "leak", "group_by", "proxy", "argument",
+             "http2", "storage", "format", "window", "functions", "faster", "stable", "adds", "drops", "support",
+             "python", "lazy", "frames", "notes", "team"]
     projects = ["polars", "httpx", "duckdb"]
     out: list[dict[str, Any]] = []
     for i in range(n):
