@@ -22,7 +22,7 @@ def to_legacy(store: Any, version: int = 2) -> None:
         f"lead = v.lead FROM {t}_vec v WHERE v.doc = d.doc", fetch=False)
     run(f"ALTER TABLE {t} ALTER COLUMN embedding SET NOT NULL", fetch=False)
     run(f"DROP TABLE {t}_vec", fetch=False)
-    run(f"ALTER TABLE {t} DROP COLUMN doc, DROP COLUMN terms", fetch=False)
+    run(f"ALTER TABLE {t} DROP COLUMN doc", fetch=False)
     run(f"CREATE INDEX {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)", fetch=False)
     run(f"CREATE INDEX {t}_start ON {t} (t_start)", fetch=False)
     if version == 1:

@@ -69,16 +69,16 @@ def test_new_table_has_the_narrow_layout(pg: Any) -> None:
     try:
         s.add(docs_fixture())
         assert s.schema_version == 3
-        assert columns(s) == {"id", "doc", "text", "record", "terms"}
-        assert columns(s, f"{s.table}_vec") == {"doc", "id", "t_start", "t_end", "embedding", "sparse", "lead"}
+        assert columns(s) == {"id", "doc", "text", "record"}
+        assert columns(s, f"{s.table}_vec") == {"doc", "id", "t_start", "t_end", "embedding", "sparse", "lead", "terms"}
         storage = s._run("SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'",
                          (f"{s.table}_vec",))[0][0]
         assert storage == "p"  # inline, never compressed or moved out of the row
         idx = {r[0] for r in s._run("SELECT indexname FROM pg_indexes WHERE tablename = ANY(%s)",
                                     ([s.table, f"{s.table}_vec"],))}
-        assert {f"{s.table}_terms", f"{s.table}_vec_hnsw", f"{s.table}_vec_start"} <= idx
+        assert {f"{s.table}_vec_terms", f"{s.table}_vec_hnsw", f"{s.table}_vec_start"} <= idx
         # each row's terms are its sparse vector's dimensions (what the GIN index finds)
-        for terms, sparse in s._run(f"SELECT d.terms, v.sparse FROM {s.table} d JOIN {s.table}_vec v USING (doc)"):
+        for terms, sparse in s._run(f"SELECT terms, sparse FROM {s.table}_vec"):
             assert sorted(terms) == sorted(int(i) for i in sparse.indices())
     finally:
         s.close()
@@ -145,6 +145,30 @@ def test_newest_lane_is_served_by_the_start_time_index(pg: Any) -> None:
         assert ("Index Scan", f"{s.table}_vec_start", "Backward") in scans, scans
         hits = s.search("latest polars release", k=3, now=NOW)
         assert hits.ids[0] == "polars@11"
+    finally:
+        s.close()
+
+
+def test_a_window_of_few_rows_is_read_from_the_btree_a_large_one_walks_the_hnsw(pg: Any) -> None:
+    from chronorank.stores import Lanes
+
+    s = _store(pg, lanes=Lanes(dense=5, keyword=0, windows=((30.0, 1), (3000.0, 1)), newest=0))
+    try:
+        # 100 documents from the last 30 days and 20 older: the 30-day window holds 100 of 120 rows
+        # (above sqrt(34 x 1 x 120) = 64: the HNSW walk), the 3000-day one all 120 (the walk too)
+        docs = [{"id": f"n{i}", "text": f"polars release notes for build {i}", "date": f"2024-12-{i % 28 + 1:02d}"} for i in range(100)]
+        docs += [{"id": f"o{i}", "text": f"old polars release notes for build {i}", "date": f"2019-0{i % 9 + 1}-01"} for i in range(20)]
+        s.add(docs)
+        s._run(f"ANALYZE {s.table}_vec", fetch=False)
+        sql, _ = _statement(s, "latest polars release notes", "lanes")
+        assert "+ 0.0" not in sql
+        s.delete([f"n{i}" for i in range(90)])  # now 10 recent rows of 30: the btree serves the window
+        s._run(f"ANALYZE {s.table}_vec", fetch=False)
+        sql, _ = _statement(s, "latest polars release notes", "lanes")
+        assert sql.count("+ 0.0") == 2  # (3000 days: 30 rows, below sqrt(34 x 30) = 32)
+        got = s.search("latest polars release notes", k=5, now=NOW)
+        assert set(got.ids) <= {f"n{i}" for i in range(90, 100)} | {f"o{i}" for i in range(20)}
+        assert got.ids[0].startswith("n")
     finally:
         s.close()
 
@@ -244,11 +268,11 @@ def test_tables_of_schema_1_and_2_migrate_on_open_and_rank_as_before(pg: Any, ve
     probe = _store(pg, name)  # opening migrates
     try:
         assert probe.schema_version == 3
-        assert columns(probe) == {"id", "doc", "text", "record", "terms"}
+        assert columns(probe) == {"id", "doc", "text", "record"}
         assert _n_docs(probe) == _count(probe) == len(docs_fixture())
         # (schema 1 had no lead: the migration computes it from the texts, as add() did)
         assert _snapshot(probe) == before
-        for terms, sparse in probe._run(f"SELECT d.terms, v.sparse FROM {name} d JOIN {name}_vec v USING (doc)"):
+        for terms, sparse in probe._run(f"SELECT terms, sparse FROM {name}_vec"):
             assert sorted(terms) == sorted(int(i) for i in sparse.indices())
         # writes after the migration
         probe.add([{"id": "polars@12", "text": "polars 12.0 release fixes join speed", "date": "2024-12-20"}])
