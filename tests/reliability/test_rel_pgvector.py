@@ -1,6 +1,6 @@
 """PgVectorStore writes against a real PostgreSQL + pgvector (issue 18, items 6 and 9): a batch
 is all or nothing with exact keyword frequencies, two stores upserting one table at once keep
-the frequencies exact, driver errors arrive as InvalidInput/StoreError, table names are
+the frequencies and the document count exact, driver errors arrive as InvalidInput/StoreError, table names are
 checked, and a server restart is survived."""
 
 from __future__ import annotations
@@ -123,6 +123,9 @@ def test_two_stores_upserting_one_table_at_once_keep_exact_frequencies(pg):
         t.join()
     assert errors == []
     assert _df_table(first) == _df_truth(first)
+    # the document count both writers kept (schema 3: no count per search) is the rows' count
+    n = int(first._run(f"SELECT count(*) FROM {first.table}")[0][0])
+    assert len(first) == len(stores[1]) == n == int(first._run(f"SELECT count(*) FROM {first.table}_vec")[0][0])
     for s in stores:
         s.close()
 
