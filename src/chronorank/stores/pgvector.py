@@ -699,7 +699,7 @@ class PgVectorStore:
         topical = (intent.topical_query or "").strip() or query
         qvec = self._query_vector(topical, vector, plan)
         self._check_lead(plan)
-        svec, lvec = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None)
+        svec, lvec, holding = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None, None)
         if plan.client:
             method = "lanes"
         need_ef = max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)
@@ -707,7 +707,7 @@ class PgVectorStore:
             self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
             self._ef = need_ef
         sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec,
-                               filter=user_filter)
+                               filter=user_filter, holding=holding)
         rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
@@ -732,7 +732,7 @@ class PgVectorStore:
 
     def sql(
         self, plan: QueryPlan, lanes: Lanes, qvec: Any, svec: Any, method: str, limit: int | None,
-        lvec: Any = None, filter: Any = None,  # noqa: A002
+        lvec: Any = None, filter: Any = None, holding: int | None = None,  # noqa: A002
     ) -> tuple[str, dict[str, Any]]:
         """The scoring statement and its parameters (public for EXPLAIN and the docs).
 
@@ -781,23 +781,43 @@ class PgVectorStore:
             return cx.to_sql(plan.score_expr(1.0, 1.0, pooled=True), cols)
 
         if method == "exact":
-            heads = []
-            if svec is not None or lead_on:
-                heads.append(f"mx AS (SELECT COALESCE(max({bm25_col}), 0.0) AS m, COALESCE(max({lead_col}), 0.0) AS l "
-                             f"FROM {vt} v WHERE {flt} AND {holds})")
+            keyword = svec is not None or lead_on
+            out = (f"{{cos}} AS cos, {{bm25}} AS bm25, {{lead}} AS lead, NULL::jsonb AS lanes, {{m}} AS m, {{lm}} AS l, "
+                   f"top.score FROM top JOIN {vt} v USING (doc) JOIN {wt} d USING (doc) ORDER BY top.score DESC, top.id")
+            if keyword and holding is not None and limit is not None:
+                # few rows hold a query term: score those (hold) with their keyword signals, and
+                # every row without them -- its exact score where it holds none -- in one parallel
+                # scan that computes no sparse product; the scan keeps k + |hold| rows, so at
+                # least k that hold no term
                 m, lm = "(SELECT m FROM mx)", "(SELECT l FROM mx)"
+                sql = (
+                    f"WITH hold AS MATERIALIZED (SELECT v.doc, v.id, v.t_start, v.t_end, {cos_col} AS cos, "
+                    f"{bm25_col} AS bm25, {lead_col} AS lead FROM {vt} v WHERE {flt} AND {holds}), "
+                    "mx AS (SELECT COALESCE(max(bm25), 0.0) AS m, COALESCE(max(lead), 0.0) AS l, count(*) AS n FROM hold), "
+                    f"rest AS (SELECT v.doc, v.id, {score_of(f'({cos_col})', '0.0', '0.0', 'v.', m, lm)} AS score "
+                    f"FROM {vt} v WHERE {flt} ORDER BY score DESC, v.id LIMIT {int(limit)} + (SELECT n FROM mx)), "
+                    f"top AS (SELECT doc, id, score FROM (SELECT h.doc, h.id, "
+                    f"{score_of('h.cos', 'h.bm25', 'h.lead', 'h.', m, lm)} AS score FROM hold h UNION ALL "
+                    "SELECT r.doc, r.id, r.score FROM rest r WHERE r.doc NOT IN (SELECT doc FROM hold)) u "
+                    f"ORDER BY score DESC, id{tail}) "
+                    "SELECT top.id, d.record, v.t_start, v.t_end, "
+                    + out.format(cos=cos_col, bm25=bm25_col, lead=lead_col, m=m, lm=lm)
+                )
             else:
-                m = lm = "0.0"
-            # the per-row inputs are written into the expression (a subquery would be flattened into
-            # it anyway), each once; the sorted rows carry no text, record or vector
-            score = score_of(f"({cos_col})", bm25_col, lead_col, "v.", m, lm)
-            heads.append(f"top AS (SELECT v.doc, v.id, {score} AS score FROM {vt} v WHERE {flt} "
-                         f"ORDER BY score DESC, v.id{tail})")
-            sql = (
-                f"WITH {', '.join(heads)} SELECT top.id, d.record, v.t_start, v.t_end, {cos_col} AS cos, "
-                f"{bm25_col} AS bm25, {lead_col} AS lead, NULL::jsonb AS lanes, {m} AS m, {lm} AS l, top.score "
-                f"FROM top JOIN {vt} v USING (doc) JOIN {wt} d USING (doc) ORDER BY top.score DESC, top.id"
-            )
+                heads = []
+                if keyword:
+                    heads.append(f"mx AS (SELECT COALESCE(max({bm25_col}), 0.0) AS m, COALESCE(max({lead_col}), 0.0) AS l "
+                                 f"FROM {vt} v WHERE {flt} AND {holds})")
+                    m, lm = "(SELECT m FROM mx)", "(SELECT l FROM mx)"
+                else:
+                    m = lm = "0.0"
+                # the per-row inputs are written into the expression (a subquery would be flattened
+                # into it anyway), each once; the sorted rows carry no text, record or vector
+                score = score_of(f"({cos_col})", bm25_col, lead_col, "v.", m, lm)
+                heads.append(f"top AS (SELECT v.doc, v.id, {score} AS score FROM {vt} v WHERE {flt} "
+                             f"ORDER BY score DESC, v.id{tail})")
+                sql = (f"WITH {', '.join(heads)} SELECT top.id, d.record, v.t_start, v.t_end, "
+                       + out.format(cos=cos_col, bm25=bm25_col, lead=lead_col, m=m, lm=lm))
         else:
             parts = []
             if lanes.dense and plan.dense_w > 0:
@@ -878,11 +898,12 @@ class PgVectorStore:
             q[0] = 1.0
         return q
 
-    def _query_sparse(self, topical: str, plan: QueryPlan) -> tuple[Any, Any]:
-        """The body's query vector (count x idf x idf**idf_power) and the lead's (count x body idf)."""
+    def _query_sparse(self, topical: str, plan: QueryPlan) -> tuple[Any, Any, int | None]:
+        """The body's query vector (count x idf x idf**idf_power), the lead's (count x body idf)
+        and, where few rows hold a query term, a bound on how many do (``sql(holding=)``)."""
         terms = query_terms(topical)
         if not terms:
-            return None, None
+            return None, None, None
         pgv = require("pgvector", extra="pgvector", package="pgvector")
         # the frequencies and the document count in one statement (one snapshot, one round trip)
         rows = self._run(
@@ -896,8 +917,12 @@ class PgVectorStore:
             idf = bm25_idf(n_docs, d)
             vals[term] = idf * terms[term] * (idf ** plan.idf_power if plan.idf_power else 1.0)
         lead = lead_query_weights(terms, df, n_docs) if plan.lead_w > 0 else {}
+        # at most this many rows hold a query term; few enough (a quarter of the table) for the
+        # exact scan to score them apart
+        held = sum(df.values())
         return (pgv.SparseVector(vals, SPARSE_DIM) if vals else None,
-                pgv.SparseVector(lead, SPARSE_DIM) if lead else None)
+                pgv.SparseVector(lead, SPARSE_DIM) if lead else None,
+                held if held <= max(n_docs // 4, 1000) else None)
 
     def __repr__(self) -> str:
         return f"PgVectorStore(dsn={_safe_dsn(self.dsn)!r}, table={self.table!r}, method={self.method!r})"
