@@ -22,7 +22,9 @@ the one wide table into ``{table}`` and ``{table}_vec`` and counted ``n_docs``.
 Two ways to score a query, both one SQL statement (``method=``):
 
 - ``"exact"``: every row passing the validity filter is scored -- similarity x decay over
-  the whole filtered table (a parallel sequential scan of ``_vec``; no candidate limit);
+  the whole filtered table (a parallel sequential scan of ``_vec``; no candidate limit). Where
+  few rows hold a query term, those are scored with their keyword signals apart, and the scan
+  of every row computes no sparse product;
 - ``"lanes"`` (default): HNSW nearest neighbours, the best BM25 rows, nearest neighbours
   within each time window and the newest rows are unioned, then scored. Each hit carries its
   lane ranks, which drive the truncated-pool diagnostic.
@@ -736,12 +738,14 @@ class PgVectorStore:
     ) -> tuple[str, dict[str, Any]]:
         """The scoring statement and its parameters (public for EXPLAIN and the docs).
 
-        Written so that the planner can run it in parallel and read only what it needs: each
-        CTE that scans the table is referenced once (a CTE referenced twice is materialised, in
-        one process); the exact scan reads the narrow ``_vec`` table and keeps ``doc, id, score``
-        per row, the top ``k`` then fetch their texts and records; the BM25 maxima that
-        normalise the keyword signals come from the rows holding a query term (GIN on
-        ``terms``), not from a second pass over every row.
+        Written so that the planner can run it in parallel and read only what it needs: no CTE
+        over the whole table is referenced twice (that is materialised, in one process); the
+        exact scan reads the narrow ``_vec`` table and keeps ``doc, id, score`` per row, the top
+        ``k`` then fetch their texts and records; the BM25 maxima that normalise the keyword
+        signals come from the rows holding a query term (GIN on ``terms``), not from a second
+        pass over every row. ``holding``: a bound on how many rows hold a query term (from
+        ``_query_sparse``); given, the exact scan scores those rows apart and every row without
+        sparse products (the same ranking, less work per row).
         """
         from chronorank.filters import filter_sql
 
