@@ -784,6 +784,18 @@ class PgVectorStore:
             }
             return cx.to_sql(plan.score_expr(1.0, 1.0, pooled=True), cols)
 
+        sim = plan.sim_expr(1.0, 1.0, pooled=True)
+        den = sim.args[1] if isinstance(sim, cx.Op) and sim.op == "div" else None
+
+        def den_of(m: str, lm: str) -> str:
+            """The pooled similarity's denominator (its weights present), as score_of renders it."""
+            on = {"bm25_on": f"(CASE WHEN {m} > 0 THEN 1.0 ELSE 0.0 END)", "lead_on": f"(CASE WHEN {lm} > 0 THEN 1.0 ELSE 0.0 END)"}
+            return cx.to_sql(den, on) if den is not None else "1.0"
+
+        def once(score: str) -> str:
+            """The denominator depends on the maxima only: computed once in mx, not per row."""
+            return score.replace(den_of("(SELECT m FROM mx)", "(SELECT l FROM mx)"), "(SELECT dn FROM mx)")
+
         if method == "exact":
             keyword = svec is not None or lead_on
             out = (f"{{cos}} AS cos, {{bm25}} AS bm25, {{lead}} AS lead, NULL::jsonb AS lanes, {{m}} AS m, {{lm}} AS l, "
@@ -797,11 +809,12 @@ class PgVectorStore:
                 sql = (
                     f"WITH hold AS MATERIALIZED (SELECT v.doc, v.id, v.t_start, v.t_end, {cos_col} AS cos, "
                     f"{bm25_col} AS bm25, {lead_col} AS lead FROM {vt} v WHERE {flt} AND {holds}), "
-                    "mx AS (SELECT COALESCE(max(bm25), 0.0) AS m, COALESCE(max(lead), 0.0) AS l, count(*) AS n FROM hold), "
-                    f"rest AS (SELECT v.doc, v.id, {score_of(f'({cos_col})', '0.0', '0.0', 'v.', m, lm)} AS score "
+                    f"mx AS (SELECT m, l, n, {den_of('m', 'l')} AS dn FROM (SELECT COALESCE(max(bm25), 0.0) AS m, "
+                    "COALESCE(max(lead), 0.0) AS l, count(*) AS n FROM hold) x), "
+                    f"rest AS (SELECT v.doc, v.id, {once(score_of(f'({cos_col})', '0.0', '0.0', 'v.', m, lm))} AS score "
                     f"FROM {vt} v WHERE {flt} ORDER BY score DESC, v.id LIMIT {int(limit)} + (SELECT n FROM mx)), "
                     f"top AS (SELECT doc, id, score FROM (SELECT h.doc, h.id, "
-                    f"{score_of('h.cos', 'h.bm25', 'h.lead', 'h.', m, lm)} AS score FROM hold h UNION ALL "
+                    f"{once(score_of('h.cos', 'h.bm25', 'h.lead', 'h.', m, lm))} AS score FROM hold h UNION ALL "
                     "SELECT r.doc, r.id, r.score FROM rest r WHERE r.doc NOT IN (SELECT doc FROM hold)) u "
                     f"ORDER BY score DESC, id{tail}) "
                     "SELECT top.id, d.record, v.t_start, v.t_end, "
@@ -810,14 +823,15 @@ class PgVectorStore:
             else:
                 heads = []
                 if keyword:
-                    heads.append(f"mx AS (SELECT COALESCE(max({bm25_col}), 0.0) AS m, COALESCE(max({lead_col}), 0.0) AS l "
-                                 f"FROM {vt} v WHERE {flt} AND {holds})")
+                    heads.append(f"mx AS (SELECT m, l, {den_of('m', 'l')} AS dn FROM (SELECT COALESCE(max({bm25_col}), "
+                                 f"0.0) AS m, COALESCE(max({lead_col}), 0.0) AS l FROM {vt} v WHERE {flt} AND {holds}) x)")
                     m, lm = "(SELECT m FROM mx)", "(SELECT l FROM mx)"
                 else:
                     m = lm = "0.0"
                 # the per-row inputs are written into the expression (a subquery would be flattened
                 # into it anyway), each once; the sorted rows carry no text, record or vector
                 score = score_of(f"({cos_col})", bm25_col, lead_col, "v.", m, lm)
+                score = once(score) if keyword else score  # (without mx the denominator is a constant)
                 heads.append(f"top AS (SELECT v.doc, v.id, {score} AS score FROM {vt} v WHERE {flt} "
                              f"ORDER BY score DESC, v.id{tail})")
                 sql = (f"WITH {', '.join(heads)} SELECT top.id, d.record, v.t_start, v.t_end, "
