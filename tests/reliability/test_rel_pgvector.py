@@ -1,6 +1,6 @@
 """PgVectorStore writes against a real PostgreSQL + pgvector (issue 18, items 6 and 9): a batch
 is all or nothing with exact keyword frequencies, two stores upserting one table at once keep
-the frequencies exact, driver errors arrive as InvalidInput/StoreError, table names are
+the frequencies and the document count exact, driver errors arrive as InvalidInput/StoreError, table names are
 checked, and a server restart is survived."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _docs(tag: str, n: int, offset: int = 0) -> list[dict]:
 
 def _df_truth(store) -> dict[int, int]:
     """The frequencies recounted from the stored sparse vectors (the independent truth)."""
-    rows = store._run(f"SELECT sparse FROM {store.table} WHERE sparse IS NOT NULL")
+    rows = store._run(f"SELECT sparse FROM {store.table}_vec WHERE sparse IS NOT NULL")
     c: Counter[int] = Counter()
     for (sv,) in rows:
         c.update(int(t) for t in sv.indices())
@@ -123,6 +123,9 @@ def test_two_stores_upserting_one_table_at_once_keep_exact_frequencies(pg):
         t.join()
     assert errors == []
     assert _df_table(first) == _df_truth(first)
+    # the document count both writers kept (schema 3: no count per search) is the rows' count
+    n = int(first._run(f"SELECT count(*) FROM {first.table}")[0][0])
+    assert len(first) == len(stores[1]) == n == int(first._run(f"SELECT count(*) FROM {first.table}_vec")[0][0])
     for s in stores:
         s.close()
 

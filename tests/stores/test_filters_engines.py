@@ -146,7 +146,7 @@ def test_foreign_table_is_refused_at_open_and_left_unchanged(user_table: Any, em
     from chronorank.stores import PgVectorStore
 
     pg, name, conn = user_table
-    with pytest.raises(InvalidInput, match=r"lacks the columns \['id', 'text', 'record', 't_start'"):
+    with pytest.raises(InvalidInput, match=r"lacks the columns \['id', 'doc', 'text', 'record'\]"):
         PgVectorStore(pg.dsn, name, embedder=embedder)
     # nothing written: no schema row, so every later open sees the same table
     assert conn.execute("SELECT count(*) FROM chronorank_schema WHERE tbl = %s", (name,)).fetchone()[0] == 0

@@ -117,18 +117,17 @@ def test_lead_tokens_must_match_the_stored_leads(factory) -> None:  # noqa: ANN0
 
 
 def _downgrade_to_schema_1(store: Any) -> None:
-    """What a table written by chronorank with schema 1 looks like: no lead column, and no
-    lead statistics in its schema row."""
-    t = store.table
-    store._run(f"ALTER TABLE {t} DROP COLUMN lead", fetch=False)
-    store._run("UPDATE chronorank_schema SET version = 1, lead_avgdl = NULL, lead_tokens = NULL WHERE tbl = %s",
-               (t,), fetch=False)
-    store.close()
+    """What a table written by chronorank with schema 1 looks like: one wide table, no lead
+    column, and no lead statistics in its schema row."""
+    from pg_legacy import to_legacy
+
+    to_legacy(store, 1)
 
 
 def _columns(store: Any) -> set[str]:
-    rows = store._run("SELECT column_name FROM information_schema.columns WHERE table_name = %s", (store.table,))
-    return {r[0] for r in rows}
+    from pg_legacy import columns
+
+    return columns(store) | columns(store, f"{store.table}_vec")
 
 
 @pytest.mark.pg
@@ -141,9 +140,9 @@ def test_pg_migrates_a_schema_1_table(pg, embedder) -> None:  # noqa: ANN001
     _downgrade_to_schema_1(old)
     s = PgVectorStore(pg.dsn, "lead_migrate", embedder=embedder, config=LEAD_CFG)
     try:
-        assert s.schema_version == 2 and "lead" in _columns(s)
+        assert s.schema_version == 3 and "lead" in _columns(s)
         assert len(s) == len(docs)
-        n_lead = s._run(f"SELECT count(*) FROM {s.table} WHERE lead IS NOT NULL")[0][0]
+        n_lead = s._run(f"SELECT count(*) FROM {s.table}_vec WHERE lead IS NOT NULL")[0][0]
         assert n_lead == len(docs)  # every stored text has a lead
         idx = _index(embedder, LEAD_CFG, docs)
         for q in QUERIES:
@@ -176,7 +175,7 @@ def test_pg_failed_migration_changes_nothing(pg, embedder, monkeypatch) -> None:
     try:
         texts = dict(s._run(f"SELECT id, text FROM {s.table}"))
         assert texts == {d["id"]: d["text"] for d in LEAD_DOCS}  # the failed attempt left no trace
-        assert s.schema_version == 2  # and the next open migrated it
+        assert s.schema_version == 3  # and the next open migrated it
     finally:
         s.close()
 

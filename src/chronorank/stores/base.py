@@ -528,7 +528,9 @@ class QueryPlan:
     def score_expr(self, max_bm25: float, max_lead: float = 0.0, *, pooled: bool = False) -> cx.Expr:
         """The fused score over inputs ``cos``, ``bm25``, ``lead``, ``start``, ``end``."""
         sim = self.sim_expr(max_bm25, max_lead, pooled=pooled)
-        return combine_expr(sim, self.weight, self.config.combine, self.strength)
+        # pooled: sim is >= 0 by construction (cos clipped to [0, 1], maxima-normalised BM25 and
+        # lead, positive weights), so the negative branch is 0 and sim is written once
+        return combine_expr(sim, self.weight, self.config.combine, self.strength, nonneg=pooled)
 
     def sim_weights(self, max_bm25: float, max_lead: float) -> tuple[float, float, float]:
         """(w_d, w_k, w_l) as the index's ``_fuse`` counts them: a keyword or lead signal that
@@ -584,8 +586,9 @@ class QueryPlan:
             return (self.ref - base) / DAY
 
 
-def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float) -> cx.Expr:
-    """gated_multiply: f = 1 - s + s*w; multiply: f = w**s; negatives scaled by (2 - f)."""
+def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, nonneg: bool = False) -> cx.Expr:
+    """gated_multiply: f = 1 - s + s*w; multiply: f = w**s; negatives scaled by (2 - f).
+    ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
     if strength == 0.0:
         return sim
     if strategy == "gated_multiply":
@@ -597,6 +600,8 @@ def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float) 
             f"combine={strategy!r} needs statistics over every candidate and cannot run inside the "
             f"engine; use one of {list(SERVER_COMBINES)} or fallback='client'."
         )
+    if nonneg:
+        return cx.mul(sim, f)
     pos = cx.mul(cx.maximum(sim, 0.0), f)
     negp = cx.mul(cx.minimum(sim, 0.0), cx.add(2.0, cx.neg(f)))
     return cx.add(pos, negp)
