@@ -436,6 +436,28 @@ def store_speed(results: Path) -> str | None:
     )
 
 
+def store_pg(results: Path) -> str | None:
+    data = load(results, "store_pg.json")
+    if data is None:
+        return None
+    sets = [k for k, v in data.items() if isinstance(v, dict) and "store exact" in v]
+    if not sets:
+        return None
+    cols = ["raw narrow-table pgvector exact", "store exact", "store lanes"]
+    rows = []
+    for name in sets:
+        r = data[name]
+        rows.append([name] + [f1(r[c]["p50_ms"]) for c in cols]
+                    + [f"{r['ratio store exact / raw narrow exact']:.2f}x", f"{r['ratio store lanes / store exact']:.2f}x"])
+    return block(
+        "PostgreSQL layout",
+        f"`benchmarks/store_pg.py`: `PgVectorStore` (schema 3: a narrow scoring table, texts fetched "
+        f"for the top k) against a raw pgvector exact query over a narrow table in the same server, "
+        f"{count(data['docs'])} synthetic {data['dim']}-d documents, p50 ms from one run.",
+        table(["queries", "raw exact", "store exact", "store lanes", "exact / raw", "lanes / exact"], rows),
+    )
+
+
 def reliability(results: Path) -> str | None:
     data = load(results, "reliability.json")
     if data is None:
@@ -564,7 +586,7 @@ def time_semantics(results: Path) -> str | None:
 
 SECTIONS: tuple[Callable[[Path], str | None], ...] = (
     quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, cross_domain, time_semantics, index_speed,
-    ann_recall, store_lanes, store_speed, reliability,
+    ann_recall, store_lanes, store_speed, store_pg, reliability,
 )
 
 
