@@ -69,16 +69,16 @@ def p50(fn: Any, queries: int) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(ts), 2), "p90_ms": round(float(np.percentile(ts, 90)), 2), "queries": queries}
 
 
-def speed(sizes: list[int], queries: int, pg: Any, qdrant_max: int) -> dict[str, Any]:
+def speed(sizes: list[int], queries: int, pg: Any, qdrant_max: int, edge_queries: int | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in sizes:
-        row = speed_at(n, queries, pg, qdrant=n <= qdrant_max)
+        row = speed_at(n, queries, pg, qdrant=n <= qdrant_max, edge_queries=edge_queries or queries)
         out[str(n)] = row
         print(json.dumps({n: row}, indent=1), flush=True)
     return out
 
 
-def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, Any]:
+def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True, edge_queries: int = 20) -> dict[str, Any]:
     from chronorank.index import TemporalIndex
     from chronorank.stores import PgVectorStore, QdrantStore
 
@@ -109,15 +109,16 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True) -> dict[str, An
         es = QdrantStore(f"speed{n}", embedder=None, config=cfg, edge_path=tempfile.mkdtemp(prefix="chronorank-edge-"))
         es.add(docs, vectors=vec)
         row["qdrant_edge_load_s"] = round(time.perf_counter() - t, 1)
-        res["qdrant edge, lanes"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), queries)
-        res["qdrant edge, lanes + diagnostics"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+        eq = edge_queries
+        res["qdrant edge, lanes"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), eq)
+        res["qdrant edge, lanes + diagnostics"] = p50(lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), eq)
         t = time.perf_counter()
         es.client.optimize(es.collection)  # what a server's optimizer does after a bulk load: HNSW
         row["qdrant_edge_optimize_s"] = round(time.perf_counter() - t, 1)
         res["qdrant edge optimized, lanes"] = p50(
-            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), queries)
+            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), eq)
         res["qdrant edge optimized, lanes + diagnostics"] = p50(
-            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
+            lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), eq)
         if "qdrant local, lanes" in res:
             row["local_over_edge_p50"] = round(res["qdrant local, lanes"]["p50_ms"] / res["qdrant edge, lanes"]["p50_ms"], 1)
         es.close()
@@ -140,12 +141,13 @@ def _has_edge() -> bool:
     return importlib.util.find_spec("qdrant_edge") is not None
 
 
-def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None = None) -> dict[str, Any]:
+def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None = None,
+            local: bool = True) -> dict[str, Any]:
     from chronorank.eval.datasets import load_benchmark, shared_data_dir
     from chronorank.eval.metrics import evaluate, group_means
     from chronorank.index import TemporalIndex
     from chronorank.index.embedders import get_embedder
-    from chronorank.stores import PgVectorStore, QdrantStore
+    from chronorank.stores import Lanes, PgVectorStore, QdrantStore
     from chronorank.timeparse import to_epoch
 
     shared = shared_data_dir(Path(__file__).resolve().parents[1])
@@ -157,7 +159,6 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
 
     emb = get_embedder("default")
     vec = embed_documents(emb, [d["text"] for d in docs])
-    qv = emb.embed([q["query"] for q in queries])  # unused by the index's topical query; kept for parity below
 
     def measure(search: Any) -> dict[str, Any]:
         run, qrels, kinds, refs = {}, {}, {}, {}
@@ -172,15 +173,15 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
         return {k: round(v["ndcg@10"], 4) for k, v in group_means(res["per_query"], kinds).items()} | {
             "overall": round(res["mean"]["ndcg@10"], 4)}
 
-    del qv
     out: dict[str, Any] = {"config": cfg, "fallback": fallback}
     idx = TemporalIndex(embedder=emb, config=cfg)
     idx.add(docs, vectors=vec)
     out["index"] = measure(lambda q, ref: idx.search(q, k=10, now=ref))
     table = table or ("changelogs" if cfg == QCFG else "changelogs_no_lead")
-    qs = QdrantStore(table, embedder=emb, config=cfg, fallback=fallback)
-    qs.add(docs, vectors=vec)
-    out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
+    if local:
+        qs = QdrantStore(table, embedder=emb, config=cfg, fallback=fallback)
+        qs.add(docs, vectors=vec)
+        out["qdrant"] = measure(lambda q, ref: qs.search(q, k=10, now=ref, diagnose=False))
     if _has_edge():
         import tempfile
 
@@ -188,6 +189,9 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
                          edge_path=tempfile.mkdtemp(prefix="chronorank-edge-"))
         es.add(docs, vectors=vec)
         out["qdrant edge"] = measure(lambda q, ref: es.search(q, k=10, now=ref, diagnose=False))
+        # one lane as wide as the collection: the formula over every document, as the index scores
+        whole = Lanes.plain(len(docs))
+        out["qdrant edge, whole pool"] = measure(lambda q, ref: es.search(q, k=10, now=ref, diagnose=False, lanes=whole))
         es.close()
     if pg is not None:
         ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg, fallback=fallback)
@@ -213,6 +217,9 @@ def main() -> None:
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-lead-off", action="store_true", help="skip the quality run without the lead field")
     ap.add_argument("--no-pg", action="store_true", help="skip PostgreSQL + pgvector")
+    ap.add_argument("--edge-queries", type=int, default=None, help="queries timed on Qdrant Edge (default --queries)")
+    ap.add_argument("--no-local-quality", action="store_true",
+                    help="skip Qdrant local mode in the quality run (keeps an earlier run's figure on the same vectors)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "store_speed.json"))
     a = ap.parse_args()
     from importlib.metadata import version
@@ -228,15 +235,19 @@ def main() -> None:
     }
     try:
         if not a.no_quality:
-            result["quality_changelogs_ndcg@10"] = quality(pg)
+            q = quality(pg, local=not a.no_local_quality)
+            old = prev.get("quality_changelogs_ndcg@10") or {}
+            if "qdrant" not in q and "qdrant" in old and old.get("index") == q.get("index"):
+                q["qdrant"] = old["qdrant"]  # same documents, vectors and index figures: still valid
+                q["max_abs_diff_vs_index"]["qdrant"] = old["max_abs_diff_vs_index"]["qdrant"]
+            result["quality_changelogs_ndcg@10"] = q
             if not a.no_lead_off:
                 result["quality_changelogs_ndcg@10_lead_off"] = quality(pg, QCFG_NO_LEAD)
         if not a.no_speed:
-            result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max)
+            result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max, a.edge_queries)
             result.pop("speed_note", None)
         elif "speed" in prev:
-            result["speed_note"] = ("kept from an earlier run (--no-speed): measured before the stores computed "
-                                    "the lead field, i.e. with lead_weight=0 for the stores")
+            result["speed_note"] = prev.get("speed_note") or "kept from an earlier run (--no-speed)"
     finally:
         if pg is not None:
             pg.close()

@@ -434,11 +434,14 @@ def store_speed(results: Path) -> str | None:
     if qual and qual.get("max_abs_diff_vs_index"):
         diff = max(qual["max_abs_diff_vs_index"].values())
         note = f"Quality parity on changelogs: max |nDCG@10 difference| from the index = {f3(diff)}."
-    edge_diff = ((edge.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}).get("qdrant edge")
-    if edge_diff is not None:
+    diffs = (edge.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}
+    if diffs.get("qdrant edge") is not None:
+        whole = diffs.get("qdrant edge, whole pool")
         note = (note + " " if note else "") + (
-            f"Qdrant edge (the Rust engine, `QdrantStore(edge_path=...)`): {f3(edge_diff)} "
-            "(`store_speed_qdrant_edge.json`).")
+            f"Qdrant edge (the Rust engine, `QdrantStore(edge_path=...)`), same run as its local mode: "
+            f"{f3(diffs['qdrant edge'])} with the default lanes"
+            + (f", {f3(whole)} with one lane as wide as the collection" if whole is not None else "")
+            + " (`store_speed_qdrant_edge.json`).")
     return block(
         "Store speed",
         "`benchmarks/store_speed.py`, same queries and kernels in each store.",
