@@ -69,16 +69,19 @@ def p50(fn: Any, queries: int) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(ts), 2), "p90_ms": round(float(np.percentile(ts, 90)), 2), "queries": queries}
 
 
-def speed(sizes: list[int], queries: int, pg: Any, qdrant_max: int, edge_queries: int | None = None) -> dict[str, Any]:
+def speed(sizes: list[int], queries: int, pg: Any, qdrant_max: int, edge_queries: int | None = None,
+          local_diag_max: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in sizes:
-        row = speed_at(n, queries, pg, qdrant=n <= qdrant_max, edge_queries=edge_queries or queries)
+        row = speed_at(n, queries, pg, qdrant=n <= qdrant_max, edge_queries=edge_queries or queries,
+                       local_diag_max=local_diag_max)
         out[str(n)] = row
         print(json.dumps({n: row}, indent=1), flush=True)
     return out
 
 
-def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True, edge_queries: int = 20) -> dict[str, Any]:
+def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True, edge_queries: int = 20,
+             local_diag_max: bool = False) -> dict[str, Any]:
     from chronorank.index import TemporalIndex
     from chronorank.stores import PgVectorStore, QdrantStore
 
@@ -91,17 +94,6 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True, edge_queries: i
     idx.add(docs, vectors=vec)
     row["index_load_s"] = round(time.perf_counter() - t, 1)
     res["index (exact)"] = p50(lambda i: idx.search(qtext[i], k=10, now=NOW, vector=qv[i]), queries)
-    if qdrant:
-        t = time.perf_counter()
-        qs = QdrantStore(f"speed{n}", embedder=None, config=cfg)
-        qs.add(docs, vectors=vec)
-        row["qdrant_local_load_s"] = round(time.perf_counter() - t, 1)
-        nq = queries if n <= 20000 else max(3, queries // 4)
-        res["qdrant local, lanes"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), nq)
-        res["qdrant local, lanes + diagnostics"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i]), nq)
-        qs.close()
-    else:
-        res["qdrant local"] = "not run (--qdrant-max): local mode is in-process Python, not a server figure"
     if _has_edge():
         import tempfile
 
@@ -119,9 +111,25 @@ def speed_at(n: int, queries: int, pg: Any, qdrant: bool = True, edge_queries: i
             lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), eq)
         res["qdrant edge optimized, lanes + diagnostics"] = p50(
             lambda i: es.search(qtext[i], k=10, now=NOW, vector=qv[i]), eq)
-        if "qdrant local, lanes" in res:
-            row["local_over_edge_p50"] = round(res["qdrant local, lanes"]["p50_ms"] / res["qdrant edge, lanes"]["p50_ms"], 1)
+        print(json.dumps({n: res}), flush=True)
         es.close()
+    if qdrant:
+        t = time.perf_counter()
+        qs = QdrantStore(f"speed{n}", embedder=None, config=cfg)
+        qs.add(docs, vectors=vec)
+        row["qdrant_local_load_s"] = round(time.perf_counter() - t, 1)
+        nq = queries if n <= 20000 else max(3, queries // 4)
+        res["qdrant local, lanes"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i], diagnose=False), nq)
+        print(json.dumps({n: res}), flush=True)
+        if n <= 20000 or not local_diag_max:
+            res["qdrant local, lanes + diagnostics"] = p50(lambda i: qs.search(qtext[i], k=10, now=NOW, vector=qv[i]), nq)
+        else:
+            res["qdrant local, lanes + diagnostics"] = "not run (--no-local-diagnostics-large): a few queries of ~20 s each"
+        qs.close()
+        if "qdrant edge, lanes" in res:
+            row["local_over_edge_p50"] = round(res["qdrant local, lanes"]["p50_ms"] / res["qdrant edge, lanes"]["p50_ms"], 1)
+    else:
+        res["qdrant local"] = "not run (--qdrant-max): local mode is in-process Python, not a server figure"
     if pg is not None:
         t = time.perf_counter()
         ps = PgVectorStore(pg.dsn, f"speed{n}", embedder=None, config=cfg)
@@ -192,6 +200,11 @@ def quality(pg: Any, cfg: str = QCFG, fallback: str = "error", table: str | None
         # one lane as wide as the collection: the formula over every document, as the index scores
         whole = Lanes.plain(len(docs))
         out["qdrant edge, whole pool"] = measure(lambda q, ref: es.search(q, k=10, now=ref, diagnose=False, lanes=whole))
+        # the default lanes miss a few "latest" answers (the same in local mode); a wider newest lane
+        # brings them (Lanes(newest=100) or a third window (365, 50) each close the gap here)
+        wider = Lanes(newest=100)
+        out["qdrant edge, Lanes(newest=100)"] = measure(
+            lambda q, ref: es.search(q, k=10, now=ref, diagnose=False, lanes=wider))
         es.close()
     if pg is not None:
         ps = PgVectorStore(pg.dsn, table, embedder=emb, config=cfg, fallback=fallback)
@@ -217,6 +230,8 @@ def main() -> None:
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-lead-off", action="store_true", help="skip the quality run without the lead field")
     ap.add_argument("--no-pg", action="store_true", help="skip PostgreSQL + pgvector")
+    ap.add_argument("--no-local-diagnostics-large", action="store_true",
+                    help="above 20,000 documents time local mode without diagnostics only")
     ap.add_argument("--edge-queries", type=int, default=None, help="queries timed on Qdrant Edge (default --queries)")
     ap.add_argument("--no-local-quality", action="store_true",
                     help="skip Qdrant local mode in the quality run (keeps an earlier run's figure on the same vectors)")
@@ -244,7 +259,7 @@ def main() -> None:
             if not a.no_lead_off:
                 result["quality_changelogs_ndcg@10_lead_off"] = quality(pg, QCFG_NO_LEAD)
         if not a.no_speed:
-            result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max, a.edge_queries)
+            result["speed"] = speed(a.sizes, a.queries, pg, a.qdrant_max, a.edge_queries, a.no_local_diagnostics_large)
             result.pop("speed_note", None)
         elif "speed" in prev:
             result["speed_note"] = prev.get("speed_note") or "kept from an earlier run (--no-speed)"

@@ -421,12 +421,6 @@ def store_speed(results: Path) -> str | None:
         covered = [s for s in cells if s == store or s.startswith(store + ",")]
         for s in covered or [store]:
             cells.setdefault(s, {})[size] = "not run"
-    # Qdrant's Rust engine in process (qdrant-edge-py), measured in its own run beside local mode
-    edge = load(results, "store_speed_qdrant_edge.json") or {}
-    for size in sizes:
-        for store, cell in ((edge.get("speed") or {}).get(size, {}).get("latency") or {}).items():
-            if store.startswith("qdrant edge") and isinstance(cell, dict):
-                cells.setdefault(store, {})[size] = f1(cell["p50_ms"])
     rows = [[store] + [c.get(size, DASH) for size in sizes] for store, c in cells.items()]
     header = ["store"] + [f"p50 ms, {count(int(s))} docs" for s in sizes]
     note = ""
@@ -434,19 +428,41 @@ def store_speed(results: Path) -> str | None:
     if qual and qual.get("max_abs_diff_vs_index"):
         diff = max(qual["max_abs_diff_vs_index"].values())
         note = f"Quality parity on changelogs: max |nDCG@10 difference| from the index = {f3(diff)}."
-    diffs = (edge.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}
-    if diffs.get("qdrant edge") is not None:
-        whole = diffs.get("qdrant edge, whole pool")
-        note = (note + " " if note else "") + (
-            f"Qdrant edge (the Rust engine, `QdrantStore(edge_path=...)`), same run as its local mode: "
-            f"{f3(diffs['qdrant edge'])} with the default lanes"
-            + (f", {f3(whole)} with one lane as wide as the collection" if whole is not None else "")
-            + " (`store_speed_qdrant_edge.json`).")
     return block(
         "Store speed",
         "`benchmarks/store_speed.py`, same queries and kernels in each store.",
         table(header, rows),
         note,
+    )
+
+
+def qdrant_engines(results: Path) -> str | None:
+    """Qdrant local mode beside Qdrant's Rust engine in process (qdrant-edge-py), one run."""
+    data = load(results, "store_speed_qdrant_edge.json")
+    if data is None or not data.get("speed"):
+        return None
+    sizes = list(data["speed"])
+    cells: dict[str, dict[str, str]] = {}
+    for size in sizes:
+        for store, cell in data["speed"][size]["latency"].items():
+            cells.setdefault(store, {})[size] = f1(cell["p50_ms"]) if isinstance(cell, dict) else "not run"
+    rows = [[store] + [c.get(size, DASH) for size in sizes] for store, c in cells.items()]
+    header = ["engine"] + [f"p50 ms, {count(int(s))} docs" for s in sizes]
+    ratios = [f"{count(int(s))}: {f1(data['speed'][s]['local_over_edge_p50'])}x" for s in sizes
+              if data["speed"][s].get("local_over_edge_p50")]
+    notes = []
+    if ratios:
+        notes.append("Local mode p50 / edge p50 (lanes, same run): " + ", ".join(ratios) + ".")
+    diffs = (data.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}
+    if diffs:
+        notes.append("Changelogs, max |nDCG@10 difference| per query kind from the index: "
+                     + "; ".join(f"{k}: {f3(v)}" for k, v in diffs.items()) + ".")
+    return block(
+        "Qdrant: local mode and its Rust engine",
+        "`benchmarks/store_speed.py --no-pg`, the same `QdrantStore` requests on qdrant-client's local mode and on "
+        "`QdrantStore(edge_path=...)` (qdrant-edge-py), one run (`store_speed_qdrant_edge.json`).",
+        table(header, rows),
+        " ".join(notes),
     )
 
 
@@ -578,7 +594,7 @@ def time_semantics(results: Path) -> str | None:
 
 SECTIONS: tuple[Callable[[Path], str | None], ...] = (
     quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, cross_domain, time_semantics, index_speed,
-    ann_recall, store_lanes, store_speed, reliability,
+    ann_recall, store_lanes, store_speed, qdrant_engines, reliability,
 )
 
 
