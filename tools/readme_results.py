@@ -460,7 +460,8 @@ def qdrant_engines(results: Path) -> str | None:
     return block(
         "Qdrant: local mode and its Rust engine",
         "`benchmarks/store_speed.py --no-pg`, the same `QdrantStore` requests on qdrant-client's local mode and on "
-        "`QdrantStore(edge_path=...)` (qdrant-edge-py), one run (`store_speed_qdrant_edge.json`).",
+        "`QdrantStore(edge_path=...)` (qdrant-edge-py), both engines in the same run at each size, on a loaded "
+        "machine: compare within a column (`store_speed_qdrant_edge.json`).",
         table(header, rows),
         " ".join(notes),
     )
