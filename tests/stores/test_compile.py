@@ -44,12 +44,20 @@ def test_uncompilable_kernel_is_a_clear_error() -> None:
         cx.kernel_expr(k, cx.Var("age"))
 
 
+@pytest.mark.parametrize("engine", ["local", "edge"])
 @pytest.mark.parametrize("spec", KERNELS)
-def test_qdrant_formula_matches_kernel(spec: str) -> None:
-    """Qdrant local mode evaluates the rendered formula over a payload field."""
+def test_qdrant_formula_matches_kernel(spec: str, engine: str, tmp_path) -> None:  # noqa: ANN001
+    """Qdrant evaluates the rendered formula over a payload field: local mode (qdrant-client's
+    Python emulation) and Qdrant's Rust engine in process (qdrant-edge-py)."""
     qc = pytest.importorskip("qdrant_client")
     m = qc.models
-    client = qc.QdrantClient(":memory:")
+    if engine == "edge":
+        pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is not installed (pip install 'chronorank[qdrant-edge]')")
+        from chronorank.stores.qdrant_edge import EdgeClient
+
+        client = EdgeClient(tmp_path)
+    else:
+        client = qc.QdrantClient(":memory:")
     client.create_collection("k", vectors_config=m.VectorParams(size=2, distance=m.Distance.COSINE))
     client.upsert("k", points=[m.PointStruct(id=i, vector=[1.0, 0.0], payload={"age": float(a)}) for i, a in enumerate(AGES)])
     k = get_kernel(spec)
@@ -62,6 +70,7 @@ def test_qdrant_formula_matches_kernel(spec: str) -> None:
     want = k(AGES)
     for a, w in zip(AGES, want):
         assert got[float(a)] == pytest.approx(w, abs=1e-6), (spec, a)
+    client.close()
 
 
 @pytest.mark.pg

@@ -22,7 +22,9 @@ it) and raises a clear error when ``lead_weight`` is named.
 Payload per point: ``_id`` (the chronorank id), ``text``, ``metadata``, the raw date fields,
 ``_start``/``_end`` (epoch seconds, float-indexed: the formula and lane filters read them)
 and ``start_at``/``end_at`` (RFC 3339, datetime-indexed, for your own filters).
-The same code runs on ``":memory:"``, a local ``path`` or a server ``url`` (see deploy/).
+The same code runs on ``":memory:"``, a local ``path`` or a server ``url`` (see deploy/), and on
+Qdrant's own engine in process with ``edge_path`` (qdrant-edge-py, :mod:`chronorank.stores.qdrant_edge`:
+the same requests, translated, scored by the Rust engine instead of local mode's emulation).
 """
 
 from __future__ import annotations
@@ -80,6 +82,9 @@ class QdrantStore:
     collection: collection name (created on the first ``add``).
     url / path / location / client: where Qdrant is: a server URL (``http://host:6333``), a
         local-mode directory, ``":memory:"`` (default), or a ready ``QdrantClient``.
+    edge_path: a directory for Qdrant Edge shards (``pip install "chronorank[qdrant-edge]"``):
+        Qdrant's Rust engine in this process, one shard per collection; no server, and the
+        real engine's speed instead of local mode's pure-Python emulation.
     embedder: as for ``TemporalIndex`` (``"default"``, ``None`` for your own vectors, an object).
     config: an ``IndexConfig`` or its spec (fusion weights + temporal settings), or a
         :class:`~chronorank.stores.StoreConfig`.
@@ -95,6 +100,7 @@ class QdrantStore:
         url: str | None = None,
         path: str | None = None,
         location: str | None = None,
+        edge_path: Any = None,
         client: Any = None,
         api_key: str | None = None,
         embedder: Any = "default",
@@ -119,8 +125,14 @@ class QdrantStore:
         if bad_dates not in ("raise", "missing"):
             raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
         qc = require("qdrant_client", extra="qdrant", package="qdrant-client")
+        if edge_path is not None and (client, url, path, location) != (None, None, None, None):
+            raise InvalidInput("edge_path= runs Qdrant in this process; pass it without url/path/location/client.")
         if client is None:
-            if url is not None:
+            if edge_path is not None:
+                from chronorank.stores.qdrant_edge import EdgeClient
+
+                client = EdgeClient(edge_path)
+            elif url is not None:
                 client = qc.QdrantClient(url=url, api_key=api_key, timeout=timeout)
             elif path is not None:
                 client = qc.QdrantClient(path=str(path))
@@ -142,7 +154,12 @@ class QdrantStore:
         self._warned_no_lead = False
         self._lay = _Layout()
         self._mapped = _check_columns(columns)
-        self._load_meta()
+        try:
+            self._load_meta()
+        except BaseException:
+            if edge_path is not None:  # release the shard's lock: this store will not be used
+                client.close()
+            raise
 
     # ------------------------------------------------------------------ schema
 
@@ -196,8 +213,6 @@ class QdrantStore:
             have = [k or "(unnamed)" for k in named]
             raise InvalidInput(f"collection {self.collection!r} has no vector {name or '(unnamed)'!r} (it has {have}); fix columns['embedding'].")
         self.dim = int(named[name].size)
-        self._lay = _Layout(id_key=c.get("id"), text_key=c["text"], start_key=c.get("date", "_no_date"),
-                            end_key="_no_end", meta_key=c.get("metadata"), dense=name or None, own=False)
         pts = self.client.scroll(self.collection, limit=1, with_payload=True)[0]
         if pts and "date" in c:
             v = _get(pts[0].payload or {}, c["date"])
@@ -206,6 +221,22 @@ class QdrantStore:
                     f"payload {c['date']!r} of collection {self.collection!r} holds {v!r}; the engine's formula and "
                     "time lanes need the date as epoch seconds (a number). Store it so, or map another field."
                 )
+        # Qdrant's order_by (the newest lane) needs a range index on the date; local mode does not
+        # check, the engine (server, edge) refuses the query: without one, search without that lane
+        date_key = c.get("date")
+        kind = getattr((getattr(info, "payload_schema", None) or {}).get(date_key), "data_type", None)
+        newest = date_key is not None and (_is_local(self.client) or getattr(kind, "value", kind) in (
+            "float", "integer", "datetime"))
+        if date_key is not None and not newest:
+            warnings.warn(
+                f"collection {self.collection!r} has no range index on {date_key!r}: searching without the "
+                f"newest-documents lane (Qdrant's order_by needs one). Add it to keep that lane: "
+                f"client.create_payload_index({self.collection!r}, {date_key!r}, 'float').",
+                stacklevel=3,
+            )
+        self._lay = _Layout(id_key=c.get("id"), text_key=c["text"], start_key=c.get("date", "_no_date"),
+                            end_key="_no_end", meta_key=c.get("metadata"), dense=name or None, own=False,
+                            newest=newest)
         # no sparse vectors in a collection chronorank did not write: dense similarity and time only
         self.config = self.config.replace(keyword_weight=0.0, lead_weight=0.0)
         self.has_lead = False
@@ -525,7 +556,7 @@ class QdrantStore:
             if q is None:
                 continue
             out.append((f"last_{days:g}d", m.Prefetch(query=q, using=using, filter=with_range(lo, hi), limit=limit)))
-        if lanes.newest:
+        if lanes.newest and self._lay.newest:
             hi = plan.newest_bound()
             key = self._lay.start_key
             flt = m.Filter(must=[m.FieldCondition(key=key, range=m.Range(lte=hi))] + ([base] if base is not None else []))
@@ -645,6 +676,11 @@ class QdrantStore:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
 
 
+def _is_local(client: Any) -> bool:
+    """qdrant-client's local mode (the Python emulation), which ignores payload indexes."""
+    return type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+
+
 def _get(payload: Mapping[str, Any], key: str | None) -> Any:
     """A payload value by dotted key (``metadata.date``), None where absent."""
     if not key:
@@ -668,6 +704,7 @@ class _Layout:
     meta_key: str | None = "metadata"
     dense: str | None = DENSE  # None: the collection's unnamed vector
     own: bool = True
+    newest: bool = True  # False: the date has no range index, so no order_by lane
 
     def id_payload(self) -> Any:
         return [self.id_key] if self.id_key else False
