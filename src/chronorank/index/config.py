@@ -120,6 +120,7 @@ class IndexConfig:
     burst_ratio: float | None = 0.1
     topic_floor: float | None = 0.75
     topic_lead_floor: float | None = 0.5
+    version_floor: float | None = 0.5
     time_field: str = "auto"
     temporal: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_TEMPORAL))
 
@@ -148,7 +149,7 @@ class IndexConfig:
             raise InvalidInput(
                 f"topical_margin={self.topical_margin!r}; expected a number in (0, 1] such as 0.6, or none."
             )
-        for name in ("topic_floor", "topic_lead_floor"):
+        for name in ("topic_floor", "topic_lead_floor", "version_floor"):
             v = getattr(self, name)
             if v is not None and not (isinstance(v, (int, float)) and 0 < v <= 1):
                 raise InvalidInput(f"{name}={v!r}; expected a number in (0, 1] such as 0.5, or none.")
@@ -232,6 +233,7 @@ class IndexConfig:
             "burst_ratio": self.burst_ratio,
             "topic_floor": self.topic_floor,
             "topic_lead_floor": self.topic_lead_floor,
+            "version_floor": self.version_floor,
             "time_field": self.time_field,
         }
         for f in dataclasses.fields(cfg):
