@@ -44,7 +44,9 @@ class TemporalReranker:
     period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
     it fade. "Before / after <a version or an event>" is dated through the candidates' texts
     (``text_field``). ``topical_margin=m`` (off by default here, 0.5 in the index) keeps time
-    from lifting a candidate whose score is below m x the best one's over one that is above.
+    from lifting a candidate whose score is below m x the best one's over one that is above;
+    with a ``group_key`` as well, the first hit's other versions stay above the candidates much
+    less similar (:func:`chronorank.temporal.versions_first`).
     """
 
     def __init__(
@@ -339,8 +341,9 @@ class TemporalReranker:
             topic_rule="" if self.topical_margin is None else (
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
                 "only within the on-topic set, which always ranks above the rest" + (
-                    "; the first hit's other versions (same group key) rank above every page whose "
-                    f"similarity is below {VERSION_CORE:g} x the best" if g is not None else "")),
+                    "; the first hit's other versions (same group key) rank above every page under "
+                    f"{VERSION_CORE:g} x the best similarity, when one of the versions is not"
+                    if g is not None else "")),
         )
         return ranking
 

@@ -13,6 +13,7 @@ once at its start, so it sees either the old state or the new one, never a mix.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 import threading
@@ -40,6 +41,7 @@ class _Snapshot:
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols",
+        "series_keys",
     )
 
     def __init__(
@@ -71,6 +73,7 @@ class _Snapshot:
         self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
         self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
         self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
+        self.series_keys: dict[int, str] = {}  # row -> _series_key of its text (memo, lazy)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -1145,8 +1148,20 @@ def _series_key(text: str, tokens: int) -> str:
     """A page's title "but for version numbers": the words of its first sentence (at most
     ``tokens``) without the ones holding a digit, lower-cased ("API v2 rate limits." ->
     "api rate limits"; "aiohttp 3.9.0." -> "aiohttp")."""
-    words = _DIGIT_WORD.findall(text[: lead_cut(text)].lower())[:tokens]
-    return " ".join(w for w in words if not any(c.isdigit() for c in w))
+    words = (m.group(0) for m in itertools.islice(_DIGIT_WORD.finditer(text, 0, lead_cut(text)), tokens))
+    return " ".join(w for w in words if not any(c.isdigit() for c in w)).lower()
+
+
+def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str]:
+    """:func:`_series_key` of each row's text, remembered per index state."""
+    memo = snap.series_keys
+    out = []
+    for r in doc_rows.tolist():
+        key = memo.get(r)
+        if key is None:
+            key = memo[r] = _series_key(snap.records[r]["text"], tokens)
+        out.append(key)
+    return out
 
 
 def _versions_first(
@@ -1181,11 +1196,9 @@ def _versions_first(
         versions |= snap.groups[doc] == snap.groups[doc[first]]
     pool = np.argpartition(-masked, VERSION_POOL - 1)[:VERSION_POOL] if n > VERSION_POOL else np.arange(n)
     pool = pool[live[pool] & (pool != first)]
-    key = _series_key(snap.records[int(doc[first])]["text"], cfg.lead_tokens)
+    key = _series_keys(snap, doc[[first]], cfg.lead_tokens)[0]
     if key and pool.size:
-        same = pool[np.fromiter(
-            (_series_key(snap.records[int(doc[i])]["text"], cfg.lead_tokens) == key for i in pool.tolist()),
-            dtype=bool, count=pool.size)]
+        same = pool[np.array(_series_keys(snap, doc[pool], cfg.lead_tokens), dtype=object) == key]
         far = same[~on_topic[same]]
         if far.size and snap.vectors is not None:
             v = snap.vectors[doc[first]].astype(np.float64)
