@@ -342,7 +342,8 @@ class TemporalReranker:
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
                 "only within the on-topic set, which always ranks above the rest" + (
                     "; the first hit's other versions (same group key) rank above every page under "
-                    f"{VERSION_CORE:g} x the best similarity, when one of the versions is not"
+                    f"{VERSION_CORE:g} x the best similarity, when the first hit is not or a "
+                    "version is the best match"
                     if g is not None else "")),
         )
         return ranking

@@ -59,7 +59,7 @@ Versions stay with the first hit (``version_floor = c``, 0.5; :func:`chronorank.
 after topic first): the first hit's version chain (group key) and the pages among the 50 best
 whose first sentence is the first hit's but for the words holding a digit -- on topic, or with
 embedding cosine >= c to the first hit -- rank above every page under 0.8 x the best fused
-similarity, when one of the versions is not. On ``benchmarks/data/time_semantics``
+similarity, when the first hit is not or one of its versions is the best match. On ``benchmarks/data/time_semantics``
 off-topic-above-on-topic in the top 3 went 18 -> 7 (22 -> 7 with ``group_key``), top-1 unchanged;
 benchmarks/cross_domain.py: release 0.997, changelogs latest / as_of / as_of_date / version
 0.987 / 0.980 / 0.984 / 1.000 -> 0.988 / 0.980 / 0.985 / 1.000, reworded 0.976 -> 0.977, Russian

@@ -1133,7 +1133,8 @@ def _topic_rule(margin: float | None, others: list[tuple[str, float]], versions:
     kept = "" if versions is None else (
         "; the first hit's other versions (same group key, or the same first sentence but for the "
         f"words holding a digit, on topic or with text cosine >= {versions:g}) rank above every page "
-        f"under {VERSION_CORE:g} x the best fused similarity, when one of the versions is not")
+        f"under {VERSION_CORE:g} x the best fused similarity, when the first hit is not or a version "
+        "is the best match")
     return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}; time reorders "
             f"only within the on-topic set, which always ranks above the rest{kept}")
 
