@@ -67,6 +67,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no burst test (burst_ratio=none)": {"burst_ratio": None},
     "no lead field (lead_weight=0)": {"lead_weight": 0.0},
     "no topical margin": {"topical_margin": None},
+    "versions not kept with the first hit (version_floor=none)": {"version_floor": None},
     "no relative recency": {"relative_recency": None},
     "plain BM25 idf (idf_power=0)": {"idf_power": 0.0},
 }

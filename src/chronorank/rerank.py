@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
-from chronorank.temporal import TemporalConfig, TemporalResult, apply_temporal
+from chronorank.temporal import VERSION_CORE, TemporalConfig, TemporalResult, apply_temporal
 from chronorank.types import Intent, Ranking, _FieldColumn
 
 GateLike = bool | float | Callable[[str], float] | Any
@@ -44,7 +44,9 @@ class TemporalReranker:
     period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
     it fade. "Before / after <a version or an event>" is dated through the candidates' texts
     (``text_field``). ``topical_margin=m`` (off by default here, 0.5 in the index) keeps time
-    from lifting a candidate whose score is below m x the best one's over one that is above.
+    from lifting a candidate whose score is below m x the best one's over one that is above;
+    with a ``group_key`` as well, the first hit's other versions stay above the candidates much
+    less similar (:func:`chronorank.temporal.versions_first`).
     """
 
     def __init__(
@@ -321,13 +323,28 @@ class TemporalReranker:
 
             keep = res.keep if ok is None else res.keep & ok
             score, on_topic = topic_first(res.score, sim, self.topical_margin, keep, ~res.not_yet_valid)
+            if g is not None and keep.any():
+                # the first hit's version chain ranks above the pages much less similar, as in
+                # the index (chronorank.temporal.versions_first; here from the group key only)
+                from chronorank.temporal import versions_first
+
+                first = int(np.argmax(np.where(keep, score, -np.inf)))
+                if g[first] >= 0:
+                    chain = g == g[first]
+                    moved = versions_first(score, chain, sim, keep, ~res.not_yet_valid)
+                    if moved is not score:
+                        score, on_topic = moved, on_topic | (chain & keep)
             res.score = score
         ranking = self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
         ranking.meta.update(
             anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
             topic_rule="" if self.topical_margin is None else (
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
-                "only within the on-topic set, which always ranks above the rest"),
+                "only within the on-topic set, which always ranks above the rest" + (
+                    "; the first hit's other versions (same group key) rank above every page under "
+                    f"{VERSION_CORE:g} x the best similarity, when the first hit is not or a "
+                    "version is the best match"
+                    if g is not None else "")),
         )
         return ranking
 

@@ -474,3 +474,43 @@ def test_topical_margin_keeps_time_from_lifting_an_off_topic_candidate():
     assert list(strict.meta["on_topic"]) == [True, True, False]
     assert strict[2].score < min(h.score for h in strict[:2])
     assert "on topic = similarity >= 0.5" in strict.explain()
+
+
+def test_versions_first_moves_only_the_pages_much_less_similar_below_the_versions():
+    from chronorank.temporal import VERSION_CORE, versions_first
+
+    score = np.array([0.9, 0.5, 0.3, 0.8, 0.2])
+    versions = np.array([True, False, True, False, False])  # the first hit and an older version
+    sim = np.array([1.0, 0.95, 0.9, 0.4, 0.1])  # 1 is as similar as the first hit: the core
+    live = np.ones(5, dtype=bool)
+    out = versions_first(score, versions, sim, live)
+    # page 3 (0.4 < VERSION_CORE x 1.0) goes between the lowest version (0.3) and the next page (0.2)
+    assert VERSION_CORE * 1.0 > 0.4
+    assert out[3] == pytest.approx(0.2 + (0.3 - 0.2) * 0.5)
+    assert list(np.argsort(-out)) == [0, 1, 2, 3, 4]
+    assert out[[0, 1, 2, 4]].tolist() == score[[0, 1, 2, 4]].tolist()  # nothing else moves
+    # versions that are all weak matches lift nothing: the score comes back as it was
+    weak = versions_first(score, versions, np.array([0.5, 1.0, 0.4, 0.45, 0.1]), live)
+    assert weak is score
+
+
+def test_the_first_hits_version_chain_stays_above_a_less_similar_page(monkeypatch):
+    docs = [
+        {"id": "sla-2020", "score": 0.90, "date": "2020-01-15", "doc": "sla"},
+        {"id": "sla-2025", "score": 0.88, "date": "2025-03-03", "doc": "sla"},
+        {"id": "incident", "score": 0.60, "date": "2025-06-01", "doc": "incident"},  # less similar, in 2025
+    ]
+    q = "SLA uptime in 2025"
+    keyed = TemporalReranker(topical_margin=0.5, group_key="doc")
+    # the 2020 SLA was replaced inside the period, the incident report published in it: time
+    # alone ranks the report second (the rule switched off)
+    with monkeypatch.context() as m:
+        m.setattr("chronorank.temporal.versions_first", lambda score, *a, **k: score)
+        assert keyed.rerank(q, docs, now="2026-08-20").ranked_ids == ["sla-2025", "incident", "sla-2020"]
+    ranked = keyed.rerank(q, docs, now="2026-08-20")
+    assert ranked.ranked_ids == ["sla-2025", "sla-2020", "incident"]
+    assert 0 < ranked[2].score < ranked[1].score
+    assert list(ranked.meta["on_topic"]) == [True, True, True]
+    assert "other versions (same group key)" in ranked.explain()
+    # without a group key the reranker knows no versions: time decides among on-topic pages
+    assert TemporalReranker(topical_margin=0.5).rerank(q, docs, now="2026-08-20").ranked_ids[1] == "incident"

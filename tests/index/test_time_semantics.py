@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chronorank.cli import main
@@ -114,6 +115,122 @@ def test_an_off_topic_page_stays_below_every_on_topic_page(indexes):
     # every on-topic page first, whatever its age
     assert on == sorted(on, reverse=True) and any(on) and not all(on)
     assert "on topic = fused similarity >= 0.5" in hits.meta["topic_rule"]
+
+
+# 3b. the first hit's other versions stay above pages on another subject ---------------------
+
+
+@pytest.mark.parametrize(("query", "versions"), [
+    ("SLA uptime in 2025", ["sla-2025", "sla-2020", "sla-2022"]),
+    ("privacy policy as of March 2023", ["privacy-2020", "privacy-2024"]),
+    ("how much did pro cost per seat in 2020", ["pro-2019", "pro-2021", "pro-2023"]),
+])
+def test_time_does_not_push_the_pages_other_versions_under_another_subject(indexes, query, versions):
+    # without the rule an incident report, the acceptable-use policy and the seat glossary
+    # (in force, on neighbouring subjects) came second
+    for which in ("plain", "keyed"):
+        hits = indexes[which].search(query, k=len(versions), now=NOW)
+        assert hits[0].id == versions[0], (which, hits.ids)
+        assert set(hits.ids) == set(versions), (which, hits.ids)
+        old = indexes[which].search(query, k=len(versions), now=NOW, version_floor=None)
+        assert set(old.ids) != set(versions), (which, old.ids)
+
+
+def _unit(*v: float) -> np.ndarray:
+    a = np.array(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+SLA = [  # three versions of one page, and an incident report on a neighbouring subject
+    ({"id": "sla-2020", "text": "Service level agreement. We guarantee 99.5% monthly uptime, or a 10% service credit.",
+      "date": "2020-01-15"}, _unit(1, 0.1, 0, 0)),
+    ({"id": "sla-2022", "text": "Service level agreement. We guarantee 99.9% monthly uptime, or a 25% service credit.",
+      "date": "2022-09-01"}, _unit(1, 0.15, 0, 0)),
+    ({"id": "sla-2025", "text": "Service level agreement. We guarantee 99.95% monthly uptime, or up to 50% credit.",
+      "date": "2025-03-03"}, _unit(1, 0.2, 0, 0)),
+    ({"id": "incident", "text": "Incident report. The API was down for 3 hours in November and customers got SLA "
+      "service credits.", "date": "2024-11-02"}, _unit(0.3, 1, 0, 0)),
+    ({"id": "refund", "text": "Refund policy. Refunds within 60 days of purchase.", "date": "2023-07-01"},
+     _unit(0, 0, 1, 0)),
+]
+
+
+def _small(docs, **kw):
+    idx = TemporalIndex(embedder=None, **kw)
+    idx.add([d for d, _ in docs], vectors=np.stack([v for _, v in docs]))
+    return idx
+
+
+def test_versions_of_the_first_hit_rank_above_a_less_similar_page_in_force():
+    idx = _small(SLA)
+    q = _unit(1, 0.3, 0, 0)
+    hits = idx.search("SLA uptime in 2025", k=4, now=NOW, vector=q)
+    assert hits.ids == ["sla-2025", "sla-2022", "sla-2020", "incident"]
+    # time alone puts the incident report (in force, fused 0.52 of the best) second
+    assert idx.search("SLA uptime in 2025", k=4, now=NOW, vector=q, version_floor=None).ids[1] == "incident"
+    # the explanation says why the old versions stay up
+    text = hits.explain()
+    assert "another version of sla-2025: kept above less similar pages" in text
+    assert "the first hit's other versions" in hits.meta["topic_rule"]
+    assert "another version of sla-2025" in " ".join(hits.explain_records()[1]["notes"])
+
+
+def test_a_page_about_as_similar_as_the_first_hit_keeps_the_place_time_gives_it():
+    # the incident report now matches nearly as well as the SLA pages: it is in the core and
+    # time orders it among them (it is in force, the older SLAs are not the newest)
+    close = [(d, _unit(1, 0.25, 0, 0)) if d["id"] == "incident" else (d, v) for d, v in SLA]
+    idx = _small(close)
+    q = _unit(1, 0.3, 0, 0)
+    new = idx.search("SLA uptime in 2025", k=4, now=NOW, vector=q).ids
+    assert new == idx.search("SLA uptime in 2025", k=4, now=NOW, vector=q, version_floor=None).ids
+
+
+LOGIN = [
+    {"id": "auth-v1", "text": "API v1 authentication. To log in, send POST /login with your username and password.",
+     "date": "2022-06-01", "valid_to": "2024-09-16"},
+    {"id": "auth-v2", "text": "API v2 authentication. Clients get an OAuth token from /oauth/token and send it "
+     "as a bearer header.", "date": "2024-09-16"},
+    {"id": "sso-2022", "text": "Setting up single sign-on. Upload your identity provider metadata, then test the "
+     "login page.", "date": "2022-02-14"},
+    {"id": "refund-2023", "text": "Refund policy. Refunds within 60 days of purchase.", "date": "2023-07-01"},
+]
+
+
+@pytest.mark.parametrize(("v2", "kept"), [((0.6, -0.3, 0.75), True), ((0.0, 0.4, -1.0), False)])
+def test_a_same_titled_page_off_topic_is_a_version_only_when_its_text_is_close(v2, kept):
+    # "login" is not in the v2 page: the topic rule leaves it out. Its title is v1's but for
+    # "v2", and its text keeps cosine 0.6 with v1's -> kept below v1; cosine -0.4 -> not.
+    vecs = [_unit(1, 0, 0), _unit(*v2), _unit(0.3, 0, 1), _unit(0, 1, 0)]
+    idx = _small(list(zip(LOGIN, vecs)))
+    q = _unit(1, 0.2, 0.2)
+    hits = idx.search("how did login work before September 2024", k=4, now=NOW, vector=q)
+    assert hits[0].id == "auth-v1"
+    assert (hits[1].id == "auth-v2") is kept
+    assert bool(hits.meta["on_topic"][hits.ids.index("auth-v2")]) is kept
+    assert idx.search("how did login work before September 2024", k=4, now=NOW, vector=q,
+                      version_floor=None)[1].id == "sso-2022"
+
+
+def test_a_group_key_makes_versions_whatever_their_titles():
+    docs = [dict(d, metadata={"page": "auth" if d["id"].startswith("auth") else d["id"]}) for d in LOGIN]
+    docs[1]["text"] = "OAuth 2.0 for the API. Clients get a token from /oauth/token and send it as a bearer header."
+    vecs = [_unit(1, 0, 0), _unit(0, 0.4, -1.0), _unit(0.3, 0, 1), _unit(0, 1, 0)]
+    q = _unit(1, 0.2, 0.2)
+    keyed = _small(list(zip(docs, vecs)), group_key="page")
+    assert keyed.search("how did login work before September 2024", k=2, now=NOW, vector=q).ids == ["auth-v1", "auth-v2"]
+    assert keyed.search("how did login work before September 2024", k=2, now=NOW, vector=q,
+                        version_floor=None).ids == ["auth-v1", "sso-2022"]
+    plain = _small(list(zip(docs, vecs)))
+    assert plain.search("how did login work before September 2024", k=2, now=NOW, vector=q).ids == ["auth-v1", "sso-2022"]
+
+
+def test_series_key_drops_the_words_holding_a_digit():
+    from chronorank.index.core import _series_key
+
+    assert _series_key("API v2 rate limits. Each client ...", 12) == _series_key("API v1 rate limits. Old.", 12) == "api rate limits"
+    assert _series_key("aiohttp 3.9.0. Fixes", 12) == _series_key("aiohttp 1.0.0.", 12) == "aiohttp"
+    assert _series_key("Release notes for version 3.0. New dashboard", 12) == "release notes for version"
+    assert _series_key("Refund policy. 30 days", 12) != _series_key("Privacy policy. Logs", 12)
 
 
 # 4. an undated page that is the one on topic stays reachable ---------------------------------
