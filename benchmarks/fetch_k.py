@@ -1,7 +1,7 @@
 """How often does the right document fall outside the fetched pool? (fetch_k guidance)
 
 A reranker can only promote what was fetched. On the changelog corpus
-(``/work/shared/data/changelogs``: 2,062 dated release entries, 196 labelled queries) this
+(``../shared/data/changelogs``: 2,062 dated release entries, 196 labelled queries) this
 script ranks the whole corpus by similarity (BM25 and/or the bundled MiniLM embedder), then,
 for each ``fetch_k``:
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path("/work/shared/data/changelogs")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "changelogs"  # ../shared beside the checkout
 OUT = Path(__file__).resolve().parent / "results" / "fetch_k.json"
 NOW = datetime(2026, 8, 20, tzinfo=timezone.utc).timestamp()
 FETCH_KS = (5, 10, 20, 50, 100, 200, 500)

@@ -34,7 +34,7 @@ LANG_DIR = ROOT / "src" / "chronorank" / "intent" / "lang"
 CORPUS_CANDIDATES = (
     ROOT / "src" / "chronorank" / "data" / "changelogs.jsonl",
     ROOT / "src" / "chronorank" / "data" / "corpus.jsonl",
-    Path("/work/shared/data/changelogs/corpus.jsonl"),
+    ROOT.parent / "shared" / "data" / "changelogs" / "corpus.jsonl",
 )
 BLOCK = re.compile(
     r'(<script type="application/json" id="cr-data">)(.*?)(</script>)', re.DOTALL
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = find_corpus(args.corpus)
     if corpus is not None and not args.check:
         new["releases"] = release_sample(corpus)
-        new["corpus_source"] = "changelogs corpus (/work/shared/data/changelogs)"
+        new["corpus_source"] = "changelogs corpus (../shared/data/changelogs)"
 
     if args.check:
         stale = [k for k in ("pricing", "lang", "sensitivity") if old.get(k) != new.get(k)]

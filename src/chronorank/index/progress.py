@@ -38,7 +38,7 @@ class Progress:
         *,
         unit: str = "docs",
         stream: TextIO | None = None,
-        delay: float = 0.5,
+        delay: float = 0.2,
         tty: bool | None = None,
         every: float | None = None,
     ) -> None:
