@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from chronorank.eval.datasets import load_corpus, load_queries
 from chronorank.eval.metrics import evaluate
 from chronorank.index import TemporalIndex

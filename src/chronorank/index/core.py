@@ -617,14 +617,14 @@ class TemporalIndex:
     ) -> tuple[Intent, str, int]:
         """Date "before / after <version or event>" by the documents whose words match it (BM25).
 
-        Also returns the row of the anchor's *event page* (-1 for none): among the documents
-        dating the anchor, the one that also names its event noun and matches the whole
-        anchor best ("the 2.0 release" -> the API 2.0 release note, not the v2 pages that only
+        Also returns the row of the anchor's *event page* (-1 for none): of the dated documents
+        that name the anchor's words and its event noun too, the best match for the whole
+        anchor ("the 2.0 release" -> the API 2.0 release note, not the v2 pages that only
         say "2.0"). It reports the very change the question is framed by, so it is on the
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
         from chronorank.intent.rules import anchor_terms
-        from chronorank.temporal import ANCHOR_MATCH_SHARE, resolve_anchor
+        from chronorank.temporal import resolve_anchor
 
         if intent.anchor is None:
             return intent, "", -1
@@ -638,10 +638,10 @@ class TemporalIndex:
         event = -1
         if out.target is not None and words.strip().lower() != intent.anchor.text.strip().lower():
             whole = self._signals(snap, intent.anchor.text, None, kw)["bm25"]
-            dated = ~np.isnan(start)
-            best = float(match[dated].max())
-            # dates the anchor and names the event noun too (scores more on the whole anchor)
-            ok = dated & (match > 0) & (whole > match + 1e-9)
+            # names the anchor's words and its event noun too (scores more on the whole anchor);
+            # not only among the best matches of the words: "OAuth" is said twice by the v2
+            # authentication page and once by the release note that reports the migration
+            ok = ~np.isnan(start) & (match > 0) & (whole > match + 1e-9)
             if ok.any():
                 event = int(np.argmax(np.where(ok, whole, -np.inf)))
         return out, line, event
