@@ -609,7 +609,8 @@ def time_semantics(results: Path) -> str | None:
         "top-1 accuracy per kind of question, `benchmarks/time_semantics.py` on the fixture in "
         "`benchmarks/data/time_semantics/` (35 versioned pages of five topics, 72 questions written "
         "before tuning); \"off-topic above on-topic\" counts questions where a page graded 0 ranks in "
-        "the top 3 above a page graded >= 1.",
+        "the top 3 above a page graded >= 1 (or above one the top 3 left out, unless that page did not "
+        "exist yet at the question's reference date).",
         table(header, rows, align),
         note,
     )

@@ -373,3 +373,82 @@ def test_same_title_and_same_date_are_chunks_not_versions():
     ])
     hits = idx.search("how do I export my data", now=NOW)
     assert list(hits.score) == pytest.approx(list(hits.similarity))  # nothing demoted
+
+
+# 3c. the page of the question's anchor event stays with the first hit's versions -----------
+
+
+@pytest.mark.parametrize("query", [
+    "rate limits after the 2.0 release",
+    "how does authentication work since the migration to OAuth",
+])
+def test_the_page_of_the_anchor_event_stays_in_the_top_three(indexes, query):
+    # the release note names the anchor's words and its event noun ("2.0" + "release",
+    # "OAuth" + "migration"): it reports the change the question is framed by
+    for which in ("plain", "keyed"):
+        hits = indexes[which].search(query, k=3, now=NOW)
+        assert "api-2.0-release" in hits.ids, (which, hits.ids)
+        assert [TOPIC[i] for i in hits.ids] == ["api"] * 3, (which, hits.ids)
+        notes = " ".join(hits.explain_records()[hits.ids.index("api-2.0-release")]["notes"])
+        assert "the page of the anchor event" in notes
+    # without the rule a page that only shares the meaning (SLA, SSO) took its place
+    assert "api-2.0-release" not in indexes["plain"].search(query, k=3, now=NOW, version_floor=None).ids
+
+
+def test_an_anchor_no_page_names_with_its_event_noun_lifts_nothing(indexes):
+    # "the v2 change": the v2 pages say "v2" but none says "change", so none is the event's page
+    hits = indexes["plain"].search("how did authentication work before the v2 change", k=5, now=NOW)
+    assert not any("anchor event" in n for ns in hits.notes.values() for n in ns)
+
+
+# 3d. the change verb of a question frame carries no topic in the keyword lane --------------
+
+
+@pytest.mark.parametrize(("text", "lang", "want"), [
+    ("what changed in the API 2.0 release", "en", "what in the API 2.0 release"),
+    ("What has changed in flask 3.0", "en", "What has in flask 3.0"),  # stop words stay
+    ("what changes were made to the SLA", "en", "what were made to the SLA"),
+    ("why did pricing change", "en", "why did pricing change"),  # the subject, not a frame
+    ("how to change the password", "en", "how to change the password"),
+    ("что изменилось в API 2.0", "ru", "что в API 2.0"),
+])
+def test_keyword_text_drops_the_change_verb_of_a_question_frame(text, lang, want):
+    from chronorank.intent.rules import keyword_text
+
+    assert keyword_text(text, lang) == want
+
+
+def test_a_change_question_is_not_won_by_the_page_that_says_changed(indexes):
+    # "changed" is rare here (one undated pricing FAQ says it), so with idf_power=3 it
+    # outweighed "API 2.0 release" 62 to 27 and put the FAQ second
+    for which in ("plain", "keyed"):
+        hits = indexes[which].search("what changed in the API 2.0 release", k=3, now=NOW)
+        assert hits[0].id == "api-2.0-release"
+        assert "pricing-why" not in hits.ids, (which, hits.ids)
+        assert hits.meta["topical_query"] == "what changed in the API 2.0 release"  # the dense lane keeps it
+
+
+# the benchmark's off-topic figure ----------------------------------------------------------
+
+
+def _bench():
+    import importlib.util
+
+    path = CORPUS.parents[2] / "time_semantics.py"
+    spec = importlib.util.spec_from_file_location("ts_bench", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_page_from_after_the_reference_date_is_not_owed_a_place(indexes):
+    bench = _bench()
+    rel = {"auth-v1": 3, "auth-v2": 1}
+    ranked = ["auth-v1", "ratelimit-v1", "pagination-v1"]
+    assert bench.offtopic_above(ranked, rel)  # auth-v2 left out below two off-topic pages
+    unborn = bench.unborn_at(indexes["plain"], "2024-01-15")
+    assert "auth-v2" in unborn and "auth-v1" not in unborn and "pricing-why" not in unborn  # undated
+    assert not bench.offtopic_above(ranked, rel, unborn=unborn)
+    # ranked, it still counts like any other page
+    assert bench.offtopic_above(["ratelimit-v1", "auth-v2", "auth-v1"], rel, unborn=unborn)

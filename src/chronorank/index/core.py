@@ -429,8 +429,9 @@ class TemporalIndex:
             filter_mask(flt, snap.records.metadata, snap.filter_cols)
         )
         anchor_line = ""
+        event_row = -1
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line = self._resolve_anchor(snap, intent, now_s, cfg)
+            intent, anchor_line, event_row = self._resolve_anchor(snap, intent, now_s, cfg)
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
@@ -444,7 +445,10 @@ class TemporalIndex:
         terms = self._query_terms(topical)
         cut = _cut_margin(cfg, terms)
         cfg = _shaped(cfg, terms)
-        signals = self._signals(snap, _spell_acronyms(snap, topical), vector, cfg, ann_rows)
+        from chronorank.intent.rules import keyword_text
+
+        spelled = _spell_acronyms(snap, topical)
+        signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
         times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
@@ -498,6 +502,7 @@ class TemporalIndex:
         )
         score = np.asarray(res.score, dtype=np.float64)
         on_topic = versions = None
+        event: int | None = None
         if cut is not None and n and "bm25" in signals:
             # the topic cut needs the keyword signal: with cosine alone the releases of one
             # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
@@ -510,8 +515,12 @@ class TemporalIndex:
                         if k in signals],
             )
             if cfg.version_floor is not None:
+                if event_row >= 0:
+                    at = np.flatnonzero((np.arange(n) if rows is None else rows) == event_row)
+                    if at.size:
+                        event = int(at[0])
                 score, versions = _versions_first(
-                    snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg)
+                    snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
                 if versions is not None:
                     on_topic = on_topic | versions
         kept = int(np.count_nonzero(res.keep))
@@ -530,7 +539,10 @@ class TemporalIndex:
         if versions is not None and top.size:
             lead_id = ids[int(top[0])]
             for p in np.flatnonzero(versions[top][1:]).tolist():
-                notes[p + 1] = (*notes.get(p + 1, ()), f"another version of {lead_id}: kept above less similar pages")
+                why = (f"the page of the anchor event ({intent.anchor.text!r}): kept above less similar pages"
+                       if event is not None and int(top[p + 1]) == event and intent.anchor is not None
+                       else f"another version of {lead_id}: kept above less similar pages")
+                notes[p + 1] = (*notes.get(p + 1, ()), why)
         # rank by similarity alone, for the "moved from rank r" part of explanations (only the
         # documents above the lowest of the top can count: compared against those alone)
         if top.size:
@@ -600,20 +612,39 @@ class TemporalIndex:
 
         vocab = self._vocab
         return sum(1 for t in query_weights(topical) if t in vocab)
-    def _resolve_anchor(self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig) -> tuple[Intent, str]:
-        """Date "before / after <version or event>" by the documents whose words match it (BM25)."""
+    def _resolve_anchor(
+        self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig
+    ) -> tuple[Intent, str, int]:
+        """Date "before / after <version or event>" by the documents whose words match it (BM25).
+
+        Also returns the row of the anchor's *event page* (-1 for none): of the dated documents
+        that name the anchor's words and its event noun too, the best match for the whole
+        anchor ("the 2.0 release" -> the API 2.0 release note, not the v2 pages that only
+        say "2.0"). It reports the very change the question is framed by, so it is on the
+        question's subject by construction (``_versions_first`` keeps it with the first hit's
+        versions)."""
         from chronorank.intent.rules import anchor_terms
         from chronorank.temporal import resolve_anchor
 
         if intent.anchor is None:
-            return intent, ""
+            return intent, "", -1
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
-        return resolve_anchor(intent, match, start, now_s, snap.ids)
+        out, line = resolve_anchor(intent, match, start, now_s, snap.ids)
+        event = -1
+        if out.target is not None and words.strip().lower() != intent.anchor.text.strip().lower():
+            whole = self._signals(snap, intent.anchor.text, None, kw)["bm25"]
+            # names the anchor's words and its event noun too (scores more on the whole anchor);
+            # not only among the best matches of the words: "OAuth" is said twice by the v2
+            # authentication page and once by the release note that reports the migration
+            ok = ~np.isnan(start) & (match > 0) & (whole > match + 1e-9)
+            if ok.any():
+                event = int(np.argmax(np.where(ok, whole, -np.inf)))
+        return out, line, event
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
@@ -628,10 +659,12 @@ class TemporalIndex:
         return np.unique(np.asarray(rows, dtype=np.int64))
 
     def _signals(
-        self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None
+        self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
+        keywords: str | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
-        mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later)."""
+        mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later).
+        ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
         out: dict[str, np.ndarray] = {}
         if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
             # while vectors are still being embedded, keyword + time only (index/background.py)
@@ -651,7 +684,8 @@ class TemporalIndex:
             from chronorank.index.text import query_weights
 
             vocab = self._vocab
-            tw = {vocab[t]: w for t, w in query_weights(topical).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
+            words = topical if keywords is None else keywords
+            tw = {vocab[t]: w for t, w in query_weights(words).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
             uniq = np.array(sorted(tw), dtype=np.int64)  # Bm25Matrix.scores: sorted unique ids
             counts = np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
             body = snap.bm25(self.k1, self.b)
@@ -1472,7 +1506,7 @@ def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str
 
 def _versions_first(
     snap: _Snapshot, rows: np.ndarray | None, score: np.ndarray, judge: np.ndarray, sim: np.ndarray,
-    live: np.ndarray, on_topic: np.ndarray, cfg: IndexConfig,
+    live: np.ndarray, on_topic: np.ndarray, cfg: IndexConfig, event: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Find the first hit's other versions and keep them above the pages much less similar
     (:func:`chronorank.temporal.versions_first`).
@@ -1489,6 +1523,10 @@ def _versions_first(
     of one page (0.49-0.99 on benchmarks/data/time_semantics) pass it. The on-topic ones skip
     the test: half the release pairs of one changelog project are under 0.55, and splitting a
     project's releases reorders them among themselves.
+    ``event`` (a candidate position or None) is the page of the question's anchor event
+    (:meth:`TemporalIndex._resolve_anchor`), kept with the versions: "rate limits after the 2.0
+    release" keeps the release note with the rate-limit pages, above the SLA pages that only
+    share their meaning.
     Returns ``(score, versions)``: a mask holding the first hit, or None when the rule moved
     nothing (no versions, none in the core, or nothing to move).
     """
@@ -1514,6 +1552,8 @@ def _versions_first(
             cos = (m @ v) / np.where(norms > 0, norms, 1.0)
             versions[far[cos >= cfg.version_floor]] = True
         versions[same[on_topic[same]]] = True
+    if event is not None:
+        versions[event] = True
     versions &= live
     versions[first] = False
     if not versions.any():

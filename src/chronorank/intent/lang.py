@@ -25,6 +25,9 @@ A language file holds (all keys optional except ``code``):
   is a version or an event ("the v2 change", "the migration to OAuth"): a template over
   ``{word}``, ``{version}`` and ``{event}`` (``anchor_events``, regex fragments), used by the
   ``before_anchor`` / ``after_anchor`` patterns as ``{anchor}``.
+- ``frame_verbs``: regexes for a question's frame whose group 1 is a generic change verb
+  ("*what changed* in the 2.0 release"): it names no topic, so the keyword lane drops it
+  (:func:`chronorank.intent.rules.keyword_text`).
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
   ``historical``, ``timeless``, ``howto``.
 """

@@ -558,6 +558,21 @@ def anchor_terms(anchor: Anchor, lang: str = "en") -> str:
     return rest if any(ch.isalnum() for ch in rest) else anchor.text
 
 
+def keyword_text(topical: str, lang: str = "en") -> str:
+    """The topical query for the keyword lane: without the generic change verb of a question
+    frame (the language file's ``frame_verbs``: "what changed in the API 2.0 release" ->
+    "what in the API 2.0 release"). The verb carries no topic, yet the pages that happen to
+    say it get its idf -- rare outside changelogs, so with ``idf_power=3`` an undated "why our
+    pricing changed" page outscored the 2.0 release note 62 to 27. The dense lane keeps the
+    whole question."""
+    frames = get_language(lang).data.get("frame_verbs") or []
+    for f in frames:
+        m = re.search(f, topical, re.IGNORECASE)
+        if m is not None and m.lastindex:
+            return " ".join(f"{topical[:m.start(1)]} {topical[m.end(1):]}".split())
+    return topical
+
+
 def asks_past(query: str, lang: str = "en") -> bool:
     """Whether a question is worded about the past ("how *was* X *originally* introduced",
     "what did it cost"): the language file's ``past_markers``. A question without them asks
