@@ -43,7 +43,7 @@ def test_cached_patterns_equal_re_compile(tmp_path, monkeypatch):
 
 
 @needs_sre
-@pytest.mark.parametrize("damage", [b"", b"not json\n\x00\x01", b'{"source": "other"}\n', "truncate", "garbage-code"])
+@pytest.mark.parametrize("damage", [b"", b"not json\n\x00\x01", b'{"source": "other"}\n', "truncate", "garbage-code", "other-program"])
 def test_a_damaged_file_is_a_miss_and_is_rewritten(tmp_path, monkeypatch, damage):
     monkeypatch.setenv("CHRONORANK_REGEX_CACHE", str(tmp_path))
     monkeypatch.setattr(rc, "_memo", {})
@@ -56,6 +56,14 @@ def test_a_damaged_file_is_a_miss_and_is_rewritten(tmp_path, monkeypatch, damage
     elif damage == "garbage-code":
         head, _, body = data.partition(b"\n")
         bad = head + b"\n" + bytes(len(body))  # a program of zeros: _sre refuses it
+    elif damage == "other-program":
+        # a valid program of another pattern with the same groups: _sre accepts it, so only
+        # the stored digest tells it is not this pattern's
+        other = r"(?:alpha|beta|delta)\s+(\d+)"
+        compile_cached(other, re.IGNORECASE)
+        (o,) = [q for q in tmp_path.glob("*.sre") if q != path]
+        head, _, _ = data.partition(b"\n")
+        bad = head + b"\n" + o.read_bytes().partition(b"\n")[2]
     else:
         bad = damage
     path.write_bytes(bad)

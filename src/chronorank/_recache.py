@@ -10,7 +10,8 @@ source, and rebuilds the pattern from it with ``_sre.compile``, the constructor
 ``re.compile`` itself ends with. The result is equal to ``re.compile``'s (``Pattern``
 equality compares the program; a test checks every language pattern).
 
-Safe to lose or damage: a file that is missing, unreadable or malformed, or a program
+Safe to lose or damage: a file that is missing, unreadable or malformed, whose program does
+not match the sha256 stored beside it, or a program
 ``_sre`` rejects (it validates every program it is given), is compiled afresh and
 rewritten. Off with ``CHRONORANK_REGEX_CACHE=off`` (or ``0``), and on any Python without
 ``_sre`` (not CPython), where it is ``re.compile``. Where: ``$CHRONORANK_REGEX_CACHE`` if
@@ -110,6 +111,8 @@ def _load(path: Path, source: str, flags: int) -> re.Pattern[str] | None:
         meta = json.loads(head)
         if not sep or meta.get("source") != source or meta.get("input_flags") != int(flags):
             raise ValueError("another pattern")
+        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
+            raise ValueError("damaged program")  # _sre validates structure, not that it is this pattern's
         code = array(_CODE_TYPE)
         code.frombytes(body)
         return _build(source, meta, code.tolist())
@@ -125,9 +128,11 @@ def _store(root: Path, path: Path, entry: tuple[dict[str, Any], list[int]]) -> N
         root.mkdir(parents=True, exist_ok=True)
         tmp = root / f".{os.urandom(16).hex()}.tmp"
         try:
+            body = array(_CODE_TYPE, code).tobytes()
+            head = json.dumps({**meta, "sha256": hashlib.sha256(body).hexdigest()})
             with open(tmp, "wb") as fh:
-                fh.write(json.dumps(meta).encode("utf-8", "surrogatepass") + b"\n")
-                fh.write(array(_CODE_TYPE, code).tobytes())
+                fh.write(head.encode("utf-8", "surrogatepass") + b"\n")
+                fh.write(body)
             os.replace(tmp, path)
         finally:
             with contextlib.suppress(OSError):
