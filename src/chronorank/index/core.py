@@ -1493,23 +1493,29 @@ def _versions_first(
     nothing (no versions, none in the core, or nothing to move).
     """
     n = score.shape[0]
-    masked = np.where(live, score, -np.inf)
     if not n or not live.any():
         return score, None
-    first = int(np.argmax(masked))
-    doc = np.arange(n) if rows is None else rows
+    # the negated copy argpartition needs, in one pass (-inf where not live)
+    neg = np.negative(score)
+    if not live.all():
+        neg[~live] = np.inf
+    first = int(np.argmin(neg))
+
+    def doc(r: Any) -> Any:
+        return r if rows is None else rows[r]
+
     versions = np.zeros(n, dtype=bool)
-    if snap.groups is not None and snap.groups[doc[first]] >= 0:
-        versions |= snap.groups[doc] == snap.groups[doc[first]]
-    pool = np.argpartition(-masked, VERSION_POOL - 1)[:VERSION_POOL] if n > VERSION_POOL else np.arange(n)
+    if snap.groups is not None and snap.groups[doc(first)] >= 0:
+        versions |= (snap.groups if rows is None else snap.groups[rows]) == snap.groups[doc(first)]
+    pool = np.argpartition(neg, VERSION_POOL - 1)[:VERSION_POOL] if n > VERSION_POOL else np.arange(n)
     pool = pool[live[pool] & (pool != first)]
-    key = _series_keys(snap, doc[[first]], cfg.lead_tokens)[0]
+    key = _series_keys(snap, doc(np.array([first])), cfg.lead_tokens)[0]
     if key and pool.size:
-        same = pool[np.array(_series_keys(snap, doc[pool], cfg.lead_tokens), dtype=object) == key]
+        same = pool[np.array(_series_keys(snap, doc(pool), cfg.lead_tokens), dtype=object) == key]
         far = same[~on_topic[same]]
         if far.size and snap.vectors is not None:
-            v = snap.vectors[doc[first]].astype(np.float64)
-            m = snap.vectors[doc[far]].astype(np.float64)
+            v = snap.vectors[doc(first)].astype(np.float64)
+            m = snap.vectors[doc(far)].astype(np.float64)
             norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(v))
             cos = (m @ v) / np.where(norms > 0, norms, 1.0)
             versions[far[cos >= cfg.version_floor]] = True
