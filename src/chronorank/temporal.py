@@ -604,15 +604,21 @@ def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = N
     own order: the others' scores are scaled down (or, at or below 0, shifted) until the best
     of them sits just below the lowest score in ``first``."""
     live = np.ones(score.shape[0], dtype=bool) if live is None else live
-    off = ~first & live
-    if not off.any() or not (first & live).any():
+    on = first & live
+    off = np.logical_xor(on, live)  # ~first & live
+    if not off.any() or not on.any():
         return score
-    floor = float(np.min(score, where=first & live, initial=np.inf))
+    floor = float(np.min(score, where=on, initial=np.inf))
     worst = float(np.max(score, where=off, initial=-np.inf))
-    if floor > 0 and worst >= floor:
-        score = np.where(off, score * (floor * TOPIC_GAP / worst), score)
-    elif floor <= 0 and worst >= floor:
-        score = np.where(off, score - (worst - floor) - 1.0, score)
+    if worst >= floor:
+        # the same values as np.where(off, score * factor, score), without the temporaries
+        out = np.asarray(score).astype(np.result_type(score, 1.0))  # a copy, of the dtype np.where gave
+        if floor > 0:
+            np.multiply(out, floor * TOPIC_GAP / worst, out=out, where=off)
+        else:
+            np.subtract(out, worst - floor, out=out, where=off)
+            np.subtract(out, 1.0, out=out, where=off)
+        score = out
     return score
 
 

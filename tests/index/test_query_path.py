@@ -231,3 +231,25 @@ def test_top_k_over_a_large_corpus_is_the_sorted_definition(case: str) -> None:
                 got = got[~np.isnan(score[got])]
                 order = order[: got.shape[0]]
             assert got.tolist() == order.tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rank_first_is_the_plain_where(dtype: type) -> None:
+    from chronorank.temporal import TOPIC_GAP, rank_first
+
+    rng = np.random.default_rng(22)
+    for trial in range(100):
+        n = 300
+        score = (rng.random(n) - (0.7 if trial % 2 else 0.0)).astype(dtype)  # half the trials at or below 0
+        first = rng.random(n) < 0.3
+        live = rng.random(n) > 0.1
+        on, off = first & live, ~first & live
+        floor, worst = float(score[on].min()), float(score[off].max())
+        if worst < floor:
+            expected = score
+        elif floor > 0:
+            expected = np.where(off, score * (floor * TOPIC_GAP / worst), score)
+        else:
+            expected = np.where(off, score - (worst - floor) - 1.0, score)
+        got = rank_first(score, first, live)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)
