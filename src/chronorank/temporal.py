@@ -480,7 +480,8 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
     and a running maximum over bins answers every candidate in O(n), including at most one
     bin's width (1/4096 of the range) of slightly less similar competitors.
     """
-    usable = np.where(np.isnan(start) | (start > ref), -np.inf, start)
+    with np.errstate(invalid="ignore"):
+        usable = np.where(start <= ref, start, -np.inf)  # NaN <= ref is False: undated too
     n = sim.shape[0]
     if n <= EXACT_ANCHOR_MAX:
         threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
