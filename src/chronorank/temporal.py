@@ -441,7 +441,8 @@ def temporal_geometry(
                 nyv = future
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
-                anchor = competitive_anchor(sim, np.where(future, np.nan, start), ref, cfg.relative_recency)
+                past = np.where(future, np.nan, start) if future.any() else start
+                anchor = competitive_anchor(sim, past, ref, cfg.relative_recency)
             if ends:
                 expired = ~np.isnan(end) & (end <= ref) & ~undated
                 base = np.where(expired, end, start)
@@ -479,10 +480,11 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
     and a running maximum over bins answers every candidate in O(n), including at most one
     bin's width (1/4096 of the range) of slightly less similar competitors.
     """
-    usable = np.where(np.isnan(start) | (start > ref), -np.inf, start)
-    threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
+    with np.errstate(invalid="ignore"):
+        usable = np.where(start <= ref, start, -np.inf)  # NaN <= ref is False: undated too
     n = sim.shape[0]
     if n <= EXACT_ANCHOR_MAX:
+        threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
         order = np.argsort(-sim, kind="stable")
         sim_sorted = sim[order]
         newest = np.maximum.accumulate(usable[order])
@@ -491,13 +493,24 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
         anchor = newest[np.maximum(count - 1, 0)]
     else:
         lo, hi = float(sim.min()), float(sim.max())
+        if lo >= 0 and ratio > 0:  # no negative similarity: the same values, one pass
+            threshold = np.multiply(sim, ratio)
+        else:
+            threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
         scale = (ANCHOR_BINS - 1) / (hi - lo) if hi > lo else 0.0
-        bins = ((sim - lo) * scale).astype(np.int64)
+        # in place: the same operations as ((sim - lo) * scale) etc., without temporaries
+        buf = np.subtract(sim, lo)
+        bins = np.multiply(buf, scale, out=buf).astype(np.int64)
         bin_newest = np.full(ANCHOR_BINS, -np.inf)
         np.maximum.at(bin_newest, bins, usable)
         newest_above = np.maximum.accumulate(bin_newest[::-1])[::-1]
-        tbin = np.clip(np.floor((threshold - lo) * scale), 0, ANCHOR_BINS - 1).astype(np.int64)
+        t = np.subtract(threshold, lo, out=threshold)
+        np.multiply(t, scale, out=t)
+        np.floor(t, out=t)
+        tbin = np.clip(t, 0, ANCHOR_BINS - 1, out=t).astype(np.int64)
         anchor = newest_above[tbin]
+        if np.isfinite(newest_above).all():
+            return anchor
     return np.where(np.isfinite(anchor), anchor, ref)
 
 
@@ -568,11 +581,23 @@ def topic_first(
     for other, floor in others:
         if floor is None:
             continue
-        sec = np.asarray(other, dtype=np.float64)
+        sec = np.asarray(other)
+        if sec.dtype != np.float32:
+            sec = np.asarray(sec, dtype=np.float64)
         best2 = float(np.max(sec, where=ref, initial=-np.inf)) if ref.any() else 0.0
         if best2 > 0:
-            on |= (sec >= floor * best2) & live
+            on |= (sec >= _at_least(floor * best2, sec.dtype)) & live
     return rank_first(score, on, live), on
+
+
+def _at_least(x: float, dtype: Any) -> Any:
+    """The smallest ``dtype`` value v with v >= x: for v of that dtype, ``v >= x`` (compared
+    in float64) holds exactly when ``v >= _at_least(x, dtype)``, so a float32 signal is
+    compared without a float64 copy of it."""
+    if dtype != np.float32:
+        return x
+    v = np.float32(x)
+    return np.nextafter(v, np.float32(np.inf)) if float(v) < x else v
 
 
 def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
@@ -580,15 +605,21 @@ def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = N
     own order: the others' scores are scaled down (or, at or below 0, shifted) until the best
     of them sits just below the lowest score in ``first``."""
     live = np.ones(score.shape[0], dtype=bool) if live is None else live
-    off = ~first & live
-    if not off.any() or not (first & live).any():
+    on = first & live
+    off = np.logical_xor(on, live)  # ~first & live
+    if not off.any() or not on.any():
         return score
-    floor = float(np.min(score, where=first & live, initial=np.inf))
+    floor = float(np.min(score, where=on, initial=np.inf))
     worst = float(np.max(score, where=off, initial=-np.inf))
-    if floor > 0 and worst >= floor:
-        score = np.where(off, score * (floor * TOPIC_GAP / worst), score)
-    elif floor <= 0 and worst >= floor:
-        score = np.where(off, score - (worst - floor) - 1.0, score)
+    if worst >= floor:
+        # the same values as np.where(off, score * factor, score), without the temporaries
+        out = np.asarray(score).astype(np.result_type(score, 1.0))  # a copy, of the dtype np.where gave
+        if floor > 0:
+            np.multiply(out, floor * TOPIC_GAP / worst, out=out, where=off)
+        else:
+            np.subtract(out, worst - floor, out=out, where=off)
+            np.subtract(out, 1.0, out=out, where=off)
+        score = out
     return score
 
 

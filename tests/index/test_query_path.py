@@ -104,3 +104,152 @@ def test_saved_documents_are_written_as_before(tmp_path) -> None:  # noqa: ANN00
     assert list(json.loads(lines[0])) == ["id", "text", "date", "updated", "valid_from", "valid_to", "metadata"]
     loaded = TemporalIndex.load(path)
     assert [loaded.get(i) for i in loaded.ids] == [idx.get(i) for i in idx.ids]
+
+
+def _anchor_plain(sim: np.ndarray, start: np.ndarray, ref: float, ratio: float) -> np.ndarray:
+    """The binned competitive anchor written out plainly (the code before its in-place passes)."""
+    from chronorank.temporal import ANCHOR_BINS
+
+    usable = np.where(np.isnan(start) | (start > ref), -np.inf, start)
+    threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
+    lo, hi = float(sim.min()), float(sim.max())
+    scale = (ANCHOR_BINS - 1) / (hi - lo) if hi > lo else 0.0
+    bins = ((sim - lo) * scale).astype(np.int64)
+    bin_newest = np.full(ANCHOR_BINS, -np.inf)
+    np.maximum.at(bin_newest, bins, usable)
+    newest_above = np.maximum.accumulate(bin_newest[::-1])[::-1]
+    tbin = np.clip(np.floor((threshold - lo) * scale), 0, ANCHOR_BINS - 1).astype(np.int64)
+    anchor = newest_above[tbin]
+    return np.where(np.isfinite(anchor), anchor, ref)
+
+
+@pytest.mark.parametrize("case", ["positive", "negative", "ties", "undated", "future", "flat"])
+def test_binned_competitive_anchor_is_the_plain_computation(case: str) -> None:
+    from chronorank.temporal import EXACT_ANCHOR_MAX, competitive_anchor
+
+    rng = np.random.default_rng(11)
+    n = EXACT_ANCHOR_MAX + 500
+    ref = 1_785_000_000.0
+    sim = rng.random(n)
+    start = ref - rng.exponential(300.0, n) * DAY
+    if case == "negative":
+        sim = sim - 0.3
+    elif case == "ties":
+        sim = np.round(sim, 2)
+    elif case == "undated":
+        start[rng.random(n) < 0.3] = np.nan
+    elif case == "future":
+        start[rng.random(n) < 0.2] = ref + DAY
+        start[: n // 2] = np.nan  # with the upper half of the similarities also undated below
+        sim[: n // 2] = sim[: n // 2] + 1.0
+    elif case == "flat":
+        sim = np.full(n, 0.4)
+    for ratio in (0.9, 0.5):
+        got = competitive_anchor(sim, start, ref, ratio)
+        assert np.array_equal(got, _anchor_plain(sim, start, ref, ratio))
+
+
+def test_at_least_compares_float32_as_float64_does() -> None:
+    from chronorank.temporal import _at_least
+
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        x = float(rng.random())
+        base = np.float32(x)
+        # the float32 neighbours of x, and random values
+        v = np.concatenate([
+            np.array([np.nextafter(base, np.float32(-1)), base, np.nextafter(base, np.float32(2))], dtype=np.float32),
+            rng.random(20, dtype=np.float32),
+        ])
+        assert np.array_equal(v >= _at_least(x, v.dtype), v.astype(np.float64) >= x)
+
+
+def test_topic_first_with_a_float32_signal_is_as_with_its_float64_copy() -> None:
+    from chronorank.temporal import topic_first
+
+    rng = np.random.default_rng(13)
+    for _ in range(50):
+        n = 400
+        sim = rng.random(n)
+        score = rng.random(n)
+        dense = rng.random(n, dtype=np.float32)
+        keep = rng.random(n) > 0.1
+        # a few cosines exactly at the floor x best, in float32
+        dense[:5] = np.float32(0.7 * float(dense.max()))
+        a = topic_first(score, sim, 0.8, keep, None, others=[(dense, 0.7)])
+        b = topic_first(score, sim, 0.8, keep, None, others=[(dense.astype(np.float64), 0.7)])
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_search_over_every_row_and_over_the_whole_index_rank_alike(seed: int) -> None:
+    """The whole-corpus path and the row-subset one (candidates = every id) give the same
+    ranking and scores, on a corpus with undated documents and tied dates and vectors."""
+    rng = np.random.default_rng(seed)
+    n, dim = 300, 8
+    words = ["alpha", "beta", "gamma", "delta", "release", "notes", "api", "v2"]
+    vecs = rng.standard_normal((n, dim)).astype(np.float32)
+    vecs[n // 2 :] = vecs[: n - n // 2]  # duplicated vectors: ties in the dense signal
+    now = 1_785_000_000.0
+    docs = []
+    for i in range(n):
+        text = " ".join(rng.choice(words, size=6))
+        d: dict = {"id": f"d{i}", "text": f"{text} {i % 7}.{i % 3}"}
+        if rng.random() > 0.2:  # undated otherwise
+            d["date"] = now - float(rng.integers(0, 40)) * 30 * DAY  # tied dates
+        docs.append(d)
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs, vectors=vecs)
+    every = [d["id"] for d in docs]
+    for query in ("latest alpha release", "beta api as of March 2026", "gamma notes in 2025", "delta v2"):
+        q = rng.standard_normal(dim).astype(np.float32)
+        full = idx.search(query, k=10, now=now, vector=q)
+        sub = idx.search(query, k=10, now=now, vector=q, candidates=every)
+        assert full.ids == sub.ids
+        assert np.array_equal(np.asarray(full.score), np.asarray(sub.score))
+
+
+@pytest.mark.parametrize("case", ["distinct", "ties", "dropped", "flat", "nan"])
+def test_top_k_over_a_large_corpus_is_the_sorted_definition(case: str) -> None:
+    """The sampled cut (n > 4096, k <= 64) gives what sorting everything gives."""
+    rng = np.random.default_rng(21)
+    for n in (5000, 40_000):
+        score = rng.random(n)
+        if case == "ties":
+            score = np.round(score, 3)
+        elif case == "dropped":
+            score[rng.random(n) < 0.9] = -np.inf
+        elif case == "flat":
+            score = np.full(n, 0.25)
+            score[::977] = 0.5
+        elif case == "nan":
+            score[rng.random(n) < 0.5] = np.nan
+        for k in (1, 10, 50, 64):
+            order = np.lexsort((np.arange(n), -np.nan_to_num(score, nan=-np.inf)))[:k]
+            got = _top_k(score, k)
+            if case == "nan":  # NaN sorts nowhere in particular; compare the scored rows only
+                got = got[~np.isnan(score[got])]
+                order = order[: got.shape[0]]
+            assert got.tolist() == order.tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rank_first_is_the_plain_where(dtype: type) -> None:
+    from chronorank.temporal import TOPIC_GAP, rank_first
+
+    rng = np.random.default_rng(22)
+    for trial in range(100):
+        n = 300
+        score = (rng.random(n) - (0.7 if trial % 2 else 0.0)).astype(dtype)  # half the trials at or below 0
+        first = rng.random(n) < 0.3
+        live = rng.random(n) > 0.1
+        on, off = first & live, ~first & live
+        floor, worst = float(score[on].min()), float(score[off].max())
+        if worst < floor:
+            expected = score
+        elif floor > 0:
+            expected = np.where(off, score * (floor * TOPIC_GAP / worst), score)
+        else:
+            expected = np.where(off, score - (worst - floor) - 1.0, score)
+        got = rank_first(score, first, live)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)

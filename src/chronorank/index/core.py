@@ -1531,23 +1531,27 @@ def _versions_first(
     nothing (no versions, none in the core, or nothing to move).
     """
     n = score.shape[0]
-    masked = np.where(live, score, -np.inf)
     if not n or not live.any():
         return score, None
+    masked = score if live.all() else np.where(live, score, -np.inf)
     first = int(np.argmax(masked))
-    doc = np.arange(n) if rows is None else rows
+
+    def doc(r: Any) -> Any:
+        return r if rows is None else rows[r]
+
     versions = np.zeros(n, dtype=bool)
-    if snap.groups is not None and snap.groups[doc[first]] >= 0:
-        versions |= snap.groups[doc] == snap.groups[doc[first]]
-    pool = np.argpartition(-masked, VERSION_POOL - 1)[:VERSION_POOL] if n > VERSION_POOL else np.arange(n)
+    if snap.groups is not None and snap.groups[doc(first)] >= 0:
+        versions |= (snap.groups if rows is None else snap.groups[rows]) == snap.groups[doc(first)]
+    # the VERSION_POOL best live scores, ties by lowest row (_top_k)
+    pool = _top_k(masked, VERSION_POOL) if n > VERSION_POOL else np.arange(n)
     pool = pool[live[pool] & (pool != first)]
-    key = _series_keys(snap, doc[[first]], cfg.lead_tokens)[0]
+    key = _series_keys(snap, doc(np.array([first])), cfg.lead_tokens)[0]
     if key and pool.size:
-        same = pool[np.array(_series_keys(snap, doc[pool], cfg.lead_tokens), dtype=object) == key]
+        same = pool[np.array(_series_keys(snap, doc(pool), cfg.lead_tokens), dtype=object) == key]
         far = same[~on_topic[same]]
         if far.size and snap.vectors is not None:
-            v = snap.vectors[doc[first]].astype(np.float64)
-            m = snap.vectors[doc[far]].astype(np.float64)
+            v = snap.vectors[doc(first)].astype(np.float64)
+            m = snap.vectors[doc(far)].astype(np.float64)
             norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(v))
             cos = (m @ v) / np.where(norms > 0, norms, 1.0)
             versions[far[cos >= cfg.version_floor]] = True
@@ -1569,6 +1573,16 @@ def _top_k(score: np.ndarray, k: int) -> np.ndarray:
     n = score.shape[0]
     if k <= 0 or n == 0:
         return np.zeros(0, dtype=np.int64)
+    if n > 4096 and k <= 64:
+        # the k-th best of a strided sample is at most the k-th best of all: the rows at or
+        # above it (in row order, ~k x n/1024 of them) hold the top k and every row tied with
+        # it, so the top k of those rows is the top k of all, ties by lowest row included
+        # (without the whole-corpus argpartition)
+        sample = score[:: n // 1024]
+        kth = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
+        part = np.flatnonzero(score >= kth)
+        if k <= part.shape[0] < n // 4:  # NaN scores or a flat score defeat the cut
+            return part[_top_k(score[part], k)]
     if k < n:
         part = np.argpartition(-score, k - 1)[:k]
         # documents tied at the cut: the lowest rows, whichever argpartition picked
