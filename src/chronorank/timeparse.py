@@ -872,7 +872,7 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
     except UnicodeEncodeError:
         return None
     flat = np.frombuffer(raw, dtype=np.uint8)
-    digits = np.empty(flat.shape[0], dtype=np.float32)
+    ymd = np.empty((n, 3), dtype=np.int64)
     block = _CHUNK * 10
     for a in range(0, flat.shape[0], block):  # flat ops against a tiled template: fast
         chunk = flat[a : a + block]
@@ -881,9 +881,11 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         d = chunk - _ISO_TEMPLATE[:m]
         if not (d <= _ISO_LIMIT[:m]).all():
             return None
-        digits[a : a + m] = d
-    # one product gives (year * 12 + month, month, day): the month index addresses flat tables
-    ymd = (digits.reshape(n, 10) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
+        # one product gives (year * 12 + month, month, day): the month index addresses flat
+        # tables. Exact (values < 2**24) in any summation order; block by block, because one
+        # product over 100k rows goes multi-threaded in BLAS, 38 ms against 0.3 ms on 2 busy cores
+        rows = a // 10
+        ymd[rows : rows + m // 10] = d.astype(np.float32).reshape(-1, 10) @ _ISO_WEIGHTS
     ym, month, day0 = ymd[:, 0] - 1, ymd[:, 1], ymd[:, 2] - 1
     # months 1-12 first (13-99 would index past the tables); year 0 months have no days
     if not (((month - 1).astype(np.uint64) < 12).all() and (day0.astype(np.uint64) < _MONTH_LEN[ym]).all()):
