@@ -987,10 +987,12 @@ def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[
     lp = ((od * isd).view(np.uint64) * np.uint64(10) + ((od * isd).view(np.uint64) >> np.uint64(8)))
     lp8 = lp.view(np.uint8).reshape(n, 8)
     hm = co | cp
-    off_h = (lp8[:, 3] * co + lp8[:, 4] * cp + lp8[:, 6] * ho).astype(np.int32)
+    # the sign sits at 8 - off_len in each form, its hours right after it
+    sign_at = _ROW8[:n] + (8 - off_len)
+    off_h = (lp8.reshape(-1).take(sign_at + 1, mode="clip") * (hm | ho)).astype(np.int32)
     off_m = (lp8[:, 6] * hm).astype(np.int32)
     ok &= (off_h <= 23) & (off_m <= 59)
-    neg = (last[:, 2] * co + last[:, 3] * cp + last[:, 5] * ho) == 45
+    neg = last.reshape(-1).take(sign_at, mode="clip") == 45  # no offset: off_h = off_m = 0
     off_s = (off_h * 3600 + off_m * 60) * (1 - 2 * neg.view(np.int8).astype(np.int32))
     secs = _MONTH_START_S.take(ym, mode="clip") + (day0 * 86400 + hh * 3600 + mm * 60 + ss - off_s)
     start_us = secs * _US
@@ -1000,10 +1002,11 @@ def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[
         ok &= ((f | (f + _FRAC_SIX.take(nfrac))) & _FRAC_HI.take(nfrac)) == 0
         ok &= (nfrac < 9) | (sub[:, 28] <= 9)  # a ninth digit
         # the first six digits behind two zero digits: the SWAR sum is the microseconds
+        # (eight digits, first in the lowest byte, in three multiply-shifts: pairs, quads, all)
         v = (f & _FRAC_KEEP.take(nfrac)) << np.uint64(16)
-        v = v * np.uint64(10) + (v >> np.uint64(8))
-        v = (v & _LO8) * np.uint64(100) + ((v >> np.uint64(16)) & _LO8)
-        v = (v & np.uint64(0xFFFF)) * np.uint64(10000) + ((v >> np.uint64(32)) & np.uint64(0xFFFF))
+        v = (v * np.uint64(10 * 256 + 1)) >> np.uint64(8)
+        v = ((v & _LO8) * np.uint64(100 * 65536 + 1)) >> np.uint64(16)
+        v = ((v & _LO16) * np.uint64(10000 * 2**32 + 1)) >> np.uint64(32)
         start_us += v.view(np.int64)
     ok &= (start_us - _MIN_US).view(np.uint64) < np.uint64(_MAX_US - _MIN_US)
     return start_us / _US, ok
@@ -1060,6 +1063,8 @@ _FRAC_HI = np.array([(1 << 8 * min(k, 8)) - 1 for k in range(10)], dtype=np.uint
 _FRAC_SIX = np.array([(1 << 8 * min(k, 8)) - 1 for k in range(10)], dtype=np.uint64) & np.uint64(0x0606060606060606)
 _FRAC_KEEP = np.array([(1 << 8 * min(k, 6)) - 1 for k in range(10)], dtype=np.uint64)
 _LO8 = np.uint64(0x00FF00FF00FF00FF)
+_LO16 = np.uint64(0x0000FFFF0000FFFF)
+_ROW8 = np.arange(_TS_CHUNK, dtype=np.int64) * 8
 
 class _CodeSource:
     """Code-point matrices for blocks of strings, from a unicode array or a list of str.
