@@ -941,20 +941,29 @@ def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[
     tlen = ends - starts - 19  # the tail after "YYYY-MM-DDTHH:MM:SS"
     # a short row's window runs into the next value: harmless, its tlen rejects it
     win = _byte_rows(buf, 32)[starts].view(np.uint8).reshape(n, 32)
-    # one flat subtraction of a tiled template: digits become 0-9 (anything else wraps above
-    # 9), separators 0; the T (column 10) is checked on its own, bytes 19-31 lose a '0'
-    sub = (win.reshape(-1) - _TS_TEMPLATE[: n * 32]).reshape(n, 32)
+    sep = win[:, 10] | 32  # T, t and space all become 116 or 32
+    t_ok = (sep == 116) | (sep == 32)
+    c0 = win[:, 19]
+    dot = (c0 == 46) | (c0 == 44)  # a fraction's [.,]
+    # one flat subtraction of a tiled template, in place (the gather is a fresh copy): digits
+    # become 0-9 (anything else wraps above 9), separators 0; bytes 19-31 lose a '0'
+    sub = win
+    np.subtract(win.reshape(-1), _TS_TEMPLATE[: n * 32], out=sub.reshape(-1))
     # SWAR on the head's words (flat, against tiled masks: contiguous loops): a digit byte
     # has its high nibble clear, also after adding 6; a separator byte is 0 (a carry out of
     # a bad byte only marks its row bad again)
     words = sub.view(np.uint64).reshape(-1)
     w4 = n * 4
-    bad = ((words | (words + _TS_SIX[:w4])) & _TS_HI[:w4]).reshape(n, 4)
-    sep = win[:, 10] | 32  # T, t and space all become 116 or 32
-    ok = ((bad[:, 0] | bad[:, 1] | bad[:, 2]) == 0) & ((sep == 116) | (sep == 32))
+    bad = words + _TS_SIX[:w4]  # in place from here: one temporary, not three
+    bad |= words
+    bad &= _TS_HI[:w4]
+    bad = bad.reshape(n, 4)
+    ok = ((bad[:, 0] | bad[:, 1] | bad[:, 2]) == 0) & t_ok
     ok &= tlen.astype(np.uint64) <= 16
     # pairs of digits: byte i of ``pair`` is sub[i] * 10 + sub[i + 1] (no carries: <= 99)
-    pair = (words * np.uint64(10) + (words >> np.uint64(8))).view(np.uint8).reshape(n, 32)
+    pair = words * np.uint64(10)
+    pair += words >> np.uint64(8)
+    pair = pair.view(np.uint8).reshape(n, 32)
     year = pair[:, 0].astype(np.int32) * 100 + pair[:, 2]
     month = pair[:, 5].astype(np.int32)
     day0 = pair[:, 8].astype(np.int32) - 1
@@ -977,8 +986,7 @@ def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[
     zu, co, cp, ho = zulu.view(np.uint8), colon.view(np.uint8), compact.view(np.uint8), hours.view(np.uint8)
     off_len = zu + co * np.uint8(6) + cp * np.uint8(5) + ho * np.uint8(3)
     rest = tlen - off_len  # the fraction's length, its [.,] included: 2-10
-    c0 = win[:, 19]
-    has_frac = ((c0 == 46) | (c0 == 44)) & ((rest - 2).view(np.uint64) <= 8)
+    has_frac = dot & ((rest - 2).view(np.uint64) <= 8)
     ok &= has_frac | (rest == 0)
     if tzi is not _UTC:
         ok &= off_len > 0  # naive rows need the local zone: the general parser localises them
