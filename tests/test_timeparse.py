@@ -395,3 +395,78 @@ def test_iso_timestamp_outside_utc_localises_naive_rows():
     got = parse_times(values, tz="Europe/Paris")
     # Paris is UTC+2 in July: all three are the same instant
     assert got[0] == got[1] - 7200 == got[2]
+
+
+def _edge_stamp():
+    """Timestamps at the fast path's edges: leap days, years 1 and 9999 with offsets that leave
+    the range, every separator and case, fractions of 0-11 digits, rows of 19-40 characters."""
+    day = st.sampled_from(["0000-01-01", "0001-01-01", "9999-12-31", "2024-02-29", "2023-02-29",
+                           "1900-02-29", "2000-02-29", "2024-04-31", "2024-00-10", "2024-13-01",
+                           "2024-12-00", "2024-12-32", "2026-05-01"])
+    clock = st.sampled_from(["00:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60", "12:30:45",
+                             "9:30:45", "12:3:45"])
+    frac = st.one_of(st.just(""), st.tuples(st.sampled_from(".,"), st.text("0123456789", max_size=11))
+                     .map("".join))
+    offset = st.sampled_from(["", "Z", "z", "+00:00", "-00:00", "+01:00", "-01:00", "+23:59", "-23:59",
+                              "+24:00", "+05:60", "+0530", "-0530", "+05", "-23", "+24", "+5",
+                              "+05:3", "+05:30:00", "UTC", " +01:00", "ZZ", "+:0530"])
+    return st.tuples(day, st.sampled_from("Tt _"), clock, frac, offset).map("".join)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(_edge_stamp(), _realistic_stamp()), min_size=1, max_size=40),
+       st.sampled_from(["UTC", "+05:30"]))
+def test_iso_timestamp_edges_agree_with_scalar(texts, tz):
+    from chronorank.timeparse import _iso_timestamps, resolve_tz
+
+    got = parse_times(texts, tz=tz)
+    scalar = np.array([to_epoch(t, tz=tz) for t in texts])
+    np.testing.assert_array_equal(got.view(np.int64), scalar.view(np.int64))  # to the bit, NaN too
+    fast = _iso_timestamps(list(texts), resolve_tz(tz))
+    assert fast is not None
+    out, ok = fast
+    np.testing.assert_array_equal(out[ok].view(np.int64), scalar[ok].view(np.int64))
+
+
+def test_iso_timestamp_fast_path_reads_every_field():
+    # each value differs from the first in one field: a misread column changes one instant
+    from chronorank.timeparse import _iso_timestamps
+
+    values = [
+        "2024-02-29T23:59:59.999999-23:59", "2024-02-29 23:59:59.999999-23:59",
+        "2024-02-29t23:59:59,999999-2359", "2024-02-29T23:59:59.999999999-23",
+        "2024-02-29T23:59:59.9Z", "2024-02-29T23:59:59+23:59", "0001-01-01T23:59:59+23:59",
+        "9999-12-31T00:00:00-23:59", "1970-01-01T00:00:00.000001Z", "1969-12-31T23:59:59.5z",
+    ]
+    expected = [
+        datetime(2024, 3, 1, 23, 58, 59, 999999, tzinfo=UTC).timestamp(),
+        datetime(2024, 3, 1, 23, 58, 59, 999999, tzinfo=UTC).timestamp(),
+        datetime(2024, 3, 1, 23, 58, 59, 999999, tzinfo=UTC).timestamp(),
+        datetime(2024, 3, 1, 22, 59, 59, 999999, tzinfo=UTC).timestamp(),
+        datetime(2024, 2, 29, 23, 59, 59, 900000, tzinfo=UTC).timestamp(),
+        datetime(2024, 2, 29, 0, 0, 59, tzinfo=UTC).timestamp(),
+        datetime(1, 1, 1, 0, 0, 59, tzinfo=UTC).timestamp(),
+        datetime(9999, 12, 31, 23, 59, tzinfo=UTC).timestamp(),
+        1e-6,
+        -0.5,
+    ]
+    out, ok = _iso_timestamps(values, UTC)
+    assert ok.all()
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(parse_times(values), [to_epoch(v) for v in values])
+
+
+def test_iso_timestamp_blocks_of_mixed_lengths():
+    # more rows than one vectorised block, lengths 19-35 interleaved, a bad row near the seam
+    from chronorank.timeparse import _TS_CHUNK
+
+    tails = ["", "Z", "+02:00", ".123456Z", ".5-05:30", ",123456789+0530", ".1234567-11"]
+    rng = np.random.default_rng(7)
+    secs = rng.integers(-2_000_000_000, 4_000_000_000, _TS_CHUNK + 700)
+    base = np.datetime_as_string(secs.astype("datetime64[s]"), unit="s")
+    values = [str(b) + tails[i % len(tails)] for i, b in enumerate(base)]
+    values[_TS_CHUNK - 1] = values[_TS_CHUNK - 1].replace("T", "x")
+    got = parse_times(values)
+    scalar = np.array([to_epoch(v) for v in values])
+    np.testing.assert_array_equal(got, scalar)
+    assert np.isnan(got[_TS_CHUNK - 1]) and np.isfinite(np.delete(got, _TS_CHUNK - 1)).all()

@@ -859,6 +859,8 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
     one joined byte buffer. None when any value is something else (the general path then
     handles the whole column, so results never depend on which path ran)."""
     n = len(seq)
+    if type(seq[0]) is not str or len(seq[0]) != 10:  # not this column: skip the join
+        return None
     try:
         joined = "".join(seq)
     except TypeError:
@@ -870,7 +872,7 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
     except UnicodeEncodeError:
         return None
     flat = np.frombuffer(raw, dtype=np.uint8)
-    digits = np.empty(flat.shape[0], dtype=np.float32)
+    ymd = np.empty((n, 3), dtype=np.int64)
     block = _CHUNK * 10
     for a in range(0, flat.shape[0], block):  # flat ops against a tiled template: fast
         chunk = flat[a : a + block]
@@ -879,9 +881,11 @@ def _plain_iso_dates(seq: Sequence[Any], anchor: str) -> np.ndarray | None:
         d = chunk - _ISO_TEMPLATE[:m]
         if not (d <= _ISO_LIMIT[:m]).all():
             return None
-        digits[a : a + m] = d
-    # one product gives (year * 12 + month, month, day): the month index addresses flat tables
-    ymd = (digits.reshape(n, 10) @ _ISO_WEIGHTS).astype(np.int64)  # exact: values < 2**24
+        # one product gives (year * 12 + month, month, day): the month index addresses flat
+        # tables. Exact (values < 2**24) in any summation order; block by block, because one
+        # product over 100k rows goes multi-threaded in BLAS, 38 ms against 0.3 ms on 2 busy cores
+        rows = a // 10
+        ymd[rows : rows + m // 10] = d.astype(np.float32).reshape(-1, 10) @ _ISO_WEIGHTS
     ym, month, day0 = ymd[:, 0] - 1, ymd[:, 1], ymd[:, 2] - 1
     # months 1-12 first (13-99 would index past the tables); year 0 months have no days
     if not (((month - 1).astype(np.uint64) < 12).all() and (day0.astype(np.uint64) < _MONTH_LEN[ym]).all()):
@@ -896,12 +900,14 @@ def _iso_timestamps(seq: Sequence[Any], tzi: tzinfo) -> tuple[np.ndarray, np.nda
     """Full ISO timestamps -- ``YYYY-MM-DD[T ]HH:MM:SS[.f{1,9}][Z|±HH|±HHMM|±HH:MM]``, mixed
     lengths -- parsed from one joined byte buffer: ``(epoch_seconds, ok)``.
 
-    Each row is one 32-byte window of the buffer: the 19-character head is checked eight
-    bytes at a time (SWAR) and read column by column, the offset from the row's last six
-    bytes. Timing on 2 busy cores: 10k mixed timestamps in ~1.5 ms against ~4.5 ms through
-    ``_iso_fast`` (``benchmarks/rerank_speed.py``, iso-timestamp rows). Rows that do not
-    fit (or, outside UTC, carry no offset) have ``ok=False`` for the general parser. Values are integer microseconds, as in ``_iso_fast``, so both
-    paths agree to the bit. None when the column is not all ASCII strings.
+    Each row's first 32 and last 8 bytes are gathered as single items: the 19-character head
+    is checked and its digit pairs read eight bytes at a time (SWAR), the offset read from the
+    last bytes, the fraction checked and summed as one word. Timing on 2 busy cores (best of
+    many, ``benchmarks/rerank_speed.py`` iso-timestamp rows): 10k mixed timestamps in ~0.85 ms
+    (1.9 ms with column-by-column reads), against ~0.2 ms for 10k plain dates. Rows that do not
+    fit (or, outside UTC, carry no offset) have ``ok=False`` for the general parser. Values are
+    integer microseconds, as in ``_iso_fast``, so both paths agree to the bit. None when the
+    column is not all ASCII strings.
     """
     n = len(seq)
     try:
@@ -914,74 +920,117 @@ def _iso_timestamps(seq: Sequence[Any], tzi: tzinfo) -> tuple[np.ndarray, np.nda
         return None
     out = np.empty(n)
     ok = np.empty(n, dtype=bool)
-    for lo in range(0, n, _CHUNK):  # blocks keep the temporaries cache-resident
-        hi = min(n, lo + _CHUNK)
+    for lo in range(0, n, _TS_CHUNK):  # blocks keep the temporaries cache-resident
+        hi = min(n, lo + _TS_CHUNK)
         out[lo:hi], ok[lo:hi] = _iso_timestamp_block(buf, nl[lo : hi + 1], tzi)
     return out, ok
 
 
 def _iso_timestamp_block(buf: np.ndarray, nl: np.ndarray, tzi: tzinfo) -> tuple[np.ndarray, np.ndarray]:
-    """Rows between consecutive newline positions ``nl`` of ``buf``: (epoch_seconds, ok)."""
+    """Rows between consecutive newline positions ``nl`` of ``buf``: (epoch_seconds, ok).
+
+    Each row's first 32 bytes and last 8 bytes are gathered as single 32- and 8-byte items
+    (a strided void view: one copy per row, not per byte). Where the time goes (10k mixed
+    rows, 2 busy cores): these two gathers, the head's SWAR check and the offset flags are
+    each tens of microseconds; every whole-row pass is counted, so the flags are combined as
+    exclusive 0/1 products rather than nested ``np.where``.
+    """
     starts = nl[:-1] + 1
     ends = nl[1:]
     n = starts.shape[0]
-    tlen = ends - starts - 19
-    ok = (tlen >= 0) & (tlen <= 16)
-    # a short row's window runs into the next value: harmless, ok is False for it already
-    win = np.lib.stride_tricks.sliding_window_view(buf, 32)[starts]
-    # one flat subtraction of a tiled template: digits become 0-9 (anything else wraps above
-    # 9), separators 0; the T (column 10) is checked on its own, bytes 19-31 lose a '0'
-    sub = (win.reshape(-1) - _TS_TEMPLATE[: n * 32]).reshape(n, 32)
-    words = sub.view(np.uint64).reshape(-1)
-    # SWAR, a word at a time: a digit byte has its high nibble clear, also after adding 6;
-    # a separator byte is 0 (a carry out of a bad byte only marks its row bad again)
-    w4 = n * 4
-    bad = ((words & _TS_HI[:w4]) | ((words + _TS_SIX[:w4]) & _TS_HI[:w4]) | (words & _TS_SEP[:w4])).reshape(n, 4)
-    sep = win[:, 10]
-    ok &= ((bad[:, 0] | bad[:, 1] | bad[:, 2]) == 0) & ((sep == 84) | (sep == 32) | (sep == 116))
-    two = sub[:, _TS_TENS].astype(np.int32) * 10 + sub[:, _TS_UNITS]
-    year = two[:, 0] * 100 + two[:, 1]
-    month, day0, hh, mm, ss = two[:, 2], two[:, 3] - 1, two[:, 4], two[:, 5], two[:, 6]
-    ym = year * 12 + month - 1
-    ok &= ((month - 1).astype(np.uint32) < 12) & (hh <= 23) & (mm <= 59) & (ss <= 59)
-    ym = np.where(ok, ym, 12)  # keeps rejected rows' lookups in range
-    ok &= day0.astype(np.uint64) < _MONTH_LEN[ym]
-    # fraction: [.,] and 1-9 digits, ended by the first non-digit (the row's "\n" at the latest)
+    tlen = ends - starts - 19  # the tail after "YYYY-MM-DDTHH:MM:SS"
+    # a short row's window runs into the next value: harmless, its tlen rejects it
+    win = _byte_rows(buf, 32)[starts].view(np.uint8).reshape(n, 32)
+    sep = win[:, 10] | 32  # T, t and space all become 116 or 32
+    t_ok = (sep == 116) | (sep == 32)
     c0 = win[:, 19]
-    has_frac = ((c0 == 46) | (c0 == 44)) & (tlen > 0)
-    p = np.zeros(n, dtype=np.int64)
-    frac_us = p
-    if has_frac.any():
-        fd = sub[:, 20:30]
-        nfrac = np.where(has_frac, np.argmax(fd > 9, axis=1), 0)
-        ok &= ~has_frac | (nfrac > 0)
-        p = np.where(has_frac, 1 + nfrac, 0)
-        keep = nfrac[:, None] > _FRAC_POS
-        frac_us = (fd[:, :6] * keep).astype(np.int64) @ _FRAC_WEIGHTS  # integer: no BLAS
-    # offset: the row's last 1, 3, 5 or 6 bytes, Z/z, ±HH, ±HHMM or ±HH:MM
-    last = np.lib.stride_tricks.sliding_window_view(buf, 6)[ends - 6]
-    od = last.astype(np.int16) - 48
-    isd = (od >= 0) & (od <= 9)
-    z = last[:, 5]
-    zulu = (z == 90) | (z == 122)
-    sign, s1, s3 = last[:, 0], last[:, 1], last[:, 3]
-    colon = ((sign == 43) | (sign == 45)) & isd[:, 1] & isd[:, 2] & (s3 == 58) & isd[:, 4] & isd[:, 5]
-    compact = ((s1 == 43) | (s1 == 45)) & isd[:, 2] & isd[:, 3] & isd[:, 4] & isd[:, 5]
-    hours = ((s3 == 43) | (s3 == 45)) & isd[:, 4] & isd[:, 5]
-    off_len = np.where(zulu, 1, np.where(colon, 6, np.where(compact, 5, np.where(hours, 3, 0))))
-    ok &= tlen - off_len == p
+    dot = (c0 == 46) | (c0 == 44)  # a fraction's [.,]
+    # one flat subtraction of a tiled template, in place (the gather is a fresh copy): digits
+    # become 0-9 (anything else wraps above 9), separators 0; bytes 19-31 lose a '0'
+    sub = win
+    np.subtract(win.reshape(-1), _TS_TEMPLATE[: n * 32], out=sub.reshape(-1))
+    # SWAR on the head's words (flat, against tiled masks: contiguous loops): a digit byte
+    # has its high nibble clear, also after adding 6; a separator byte is 0 (a carry out of
+    # a bad byte only marks its row bad again)
+    words = sub.view(np.uint64).reshape(-1)
+    w4 = n * 4
+    bad = words + _TS_SIX[:w4]  # in place from here: one temporary, not three
+    bad |= words
+    bad &= _TS_HI[:w4]
+    bad = bad.reshape(n, 4)
+    ok = ((bad[:, 0] | bad[:, 1] | bad[:, 2]) == 0) & t_ok
+    ok &= tlen.astype(np.uint64) <= 16
+    # pairs of digits: byte i of ``pair`` is sub[i] * 10 + sub[i + 1] (no carries: <= 99)
+    pair = words * np.uint64(10)
+    pair += words >> np.uint64(8)
+    pair = pair.view(np.uint8).reshape(n, 32)
+    year = pair[:, 0].astype(np.int32) * 100 + pair[:, 2]
+    month = pair[:, 5].astype(np.int32)
+    day0 = pair[:, 8].astype(np.int32) - 1
+    # (a space or "t" at column 10 wraps after the template and carries into pair[:, 11])
+    hh = sub[:, 11].astype(np.int32) * 10 + sub[:, 12]
+    mm, ss = pair[:, 14].astype(np.int32), pair[:, 17].astype(np.int32)
+    ok &= ((month - 1).astype(np.uint32) < 12) & (hh <= 23) & (mm <= 59) & (ss <= 59)
+    ym = year * 12 + month - 1
+    ok &= day0.astype(np.uint32) < _MONTH_LEN.take(ym, mode="clip")  # year 0: no days
+    # offset: the row's last 1, 3, 5 or 6 bytes, Z/z, ±HH, ±HHMM or ±HH:MM (exclusive forms)
+    last = _byte_rows(buf, 8)[ends - 8].view(np.uint8).reshape(n, 8)
+    od = last - np.uint8(48)
+    isd = od <= 9
+    pm = ((last - np.uint8(43)) & np.uint8(0xFD)) == 0  # '+' or '-'
+    d67 = isd[:, 6] & isd[:, 7]
+    zulu = (last[:, 7] | 32) == 122
+    colon = pm[:, 2] & isd[:, 3] & isd[:, 4] & (last[:, 5] == 58) & d67
+    compact = pm[:, 3] & isd[:, 4] & isd[:, 5] & d67
+    hours = pm[:, 5] & d67
+    zu, co, cp, ho = zulu.view(np.uint8), colon.view(np.uint8), compact.view(np.uint8), hours.view(np.uint8)
+    off_len = zu + co * np.uint8(6) + cp * np.uint8(5) + ho * np.uint8(3)
+    rest = tlen - off_len  # the fraction's length, its [.,] included: 2-10
+    has_frac = dot & ((rest - 2).view(np.uint64) <= 8)
+    ok &= has_frac | (rest == 0)
     if tzi is not _UTC:
         ok &= off_len > 0  # naive rows need the local zone: the general parser localises them
-    mins = od[:, 4] * 10 + od[:, 5]  # the minutes of ±HH:MM and ±HHMM, the hours of ±HH
-    hrs = np.where(colon, od[:, 1] * 10 + od[:, 2], od[:, 2] * 10 + od[:, 3])
-    ok &= ~(colon | compact) | ((hrs <= 23) & (mins <= 59))
-    ok &= ~hours | (mins <= 23)
-    minutes = np.where(colon | compact, hrs.astype(np.int64) * 60 + mins, np.where(hours, mins * 60, 0))
-    off_sign = np.where(colon, sign, np.where(compact, s1, s3))
-    off_s = np.where(off_sign == 45, -60, 60) * minutes
-    start_us = (_MONTH_START_S[ym] + day0 * 86400 + hh * 3600 + mm * 60 + ss - off_s) * _US + frac_us
-    ok &= (start_us >= _MIN_US) & (start_us < _MAX_US)
+    # two-digit values of the last bytes (non-digits zeroed first, so no carries): hours at
+    # 3 (±HH:MM), 4 (±HHMM) or 6 (±HH), minutes at 6
+    lp = ((od * isd).view(np.uint64) * np.uint64(10) + ((od * isd).view(np.uint64) >> np.uint64(8)))
+    lp8 = lp.view(np.uint8).reshape(n, 8)
+    hm = co | cp
+    # the sign sits at 8 - off_len in each form, its hours right after it
+    sign_at = _ROW8[:n] + (8 - off_len)
+    off_h = (lp8.reshape(-1).take(sign_at + 1, mode="clip") * (hm | ho)).astype(np.int32)
+    off_m = (lp8[:, 6] * hm).astype(np.int32)
+    ok &= (off_h <= 23) & (off_m <= 59)
+    neg = last.reshape(-1).take(sign_at, mode="clip") == 45  # no offset: off_h = off_m = 0
+    off_s = (off_h * 3600 + off_m * 60) * (1 - 2 * neg.view(np.int8).astype(np.int32))
+    secs = _MONTH_START_S.take(ym, mode="clip") + (day0 * 86400 + hh * 3600 + mm * 60 + ss - off_s)
+    start_us = secs * _US
+    if has_frac.any():  # 1-9 digits after the [.,]; microseconds from the first six
+        nfrac = (rest - 1) * has_frac
+        f = _unaligned_words(sub, 20)  # bytes 20-27, less '0'
+        ok &= ((f | (f + _FRAC_SIX.take(nfrac))) & _FRAC_HI.take(nfrac)) == 0
+        ok &= (nfrac < 9) | (sub[:, 28] <= 9)  # a ninth digit
+        # the first six digits behind two zero digits: the SWAR sum is the microseconds
+        # (eight digits, first in the lowest byte, in three multiply-shifts: pairs, quads, all)
+        v = (f & _FRAC_KEEP.take(nfrac)) << np.uint64(16)
+        v = (v * np.uint64(10 * 256 + 1)) >> np.uint64(8)
+        v = ((v & _LO8) * np.uint64(100 * 65536 + 1)) >> np.uint64(16)
+        v = ((v & _LO16) * np.uint64(10000 * 2**32 + 1)) >> np.uint64(32)
+        start_us += v.view(np.int64)
+    ok &= (start_us - _MIN_US).view(np.uint64) < np.uint64(_MAX_US - _MIN_US)
     return start_us / _US, ok
+
+
+def _unaligned_words(rows: np.ndarray, col: int) -> np.ndarray:
+    """Bytes ``col`` to ``col + 7`` of each row of a C-contiguous uint8 matrix, as uint64."""
+    view = np.ndarray(shape=(rows.shape[0],), dtype="V8", buffer=rows, offset=col, strides=(rows.shape[1],))
+    return view.copy().view(np.uint64)
+
+
+def _byte_rows(buf: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width``-byte window of ``buf`` as one void item (overlapping, no copy)."""
+    return np.ndarray(
+        shape=(buf.shape[0] - width + 1,), dtype=f"V{width}", buffer=buf, offset=0, strides=(1,)
+    )
 
 
 _CHUNK = 8192  # rows per vectorised block: temporaries stay small and cache-resident
@@ -1004,21 +1053,26 @@ _MONTH_START = _MONTH_START_S.astype(np.float64)
 del _Y12, _M12
 # full timestamps: the 19-character head "YYYY-MM-DDTHH:MM:SS" (column 10, the T, is checked
 # on its own)
-_TS_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00T00:00:00" + b"0" * 13, dtype=np.uint8), _CHUNK)
-_FRAC_WEIGHTS = np.array([100000, 10000, 1000, 100, 10, 1], dtype=np.int64)
-_FRAC_POS = np.arange(6)
-_TS_TENS = np.array([0, 2, 5, 8, 11, 14, 17])
-_TS_UNITS = _TS_TENS + 1
+_TS_CHUNK = 16384  # timestamp rows per block: fewer blocks, each op's fixed cost paid less often
+_TS_TEMPLATE = np.tile(np.frombuffer(b"0000-00-00T00:00:00" + b"0" * 13, dtype=np.uint8), _TS_CHUNK)
 
 
 def _byte_words(cells: list[int]) -> np.ndarray:
     return np.frombuffer(bytes(cells), dtype=np.uint64)
 
 
+# the head's bytes (4 words a row, the fourth unchecked): digit columns need a clear high nibble (also after
+# adding 6), separator columns must be exactly 0 after the template; T and 19-31 are free
 _TS_DIGIT = [i in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18) for i in range(32)]
-_TS_HI = np.tile(_byte_words([0xF0 if d else 0 for d in _TS_DIGIT]), _CHUNK)
-_TS_SIX = np.tile(_byte_words([6 if d else 0 for d in _TS_DIGIT]), _CHUNK)
-_TS_SEP = np.tile(_byte_words([0xFF if i in (4, 7, 13, 16) else 0 for i in range(32)]), _CHUNK)
+_TS_HI = np.tile(_byte_words([0xF0 if d else 0xFF if i in (4, 7, 13, 16) else 0 for i, d in enumerate(_TS_DIGIT)]), _TS_CHUNK)
+_TS_SIX = np.tile(_byte_words([6 if d else 0 for d in _TS_DIGIT]), _TS_CHUNK)
+# fractions, per digit count 0-9: the bytes 20-27 to check and the first six to keep
+_FRAC_HI = np.array([(1 << 8 * min(k, 8)) - 1 for k in range(10)], dtype=np.uint64) & np.uint64(0xF0F0F0F0F0F0F0F0)
+_FRAC_SIX = np.array([(1 << 8 * min(k, 8)) - 1 for k in range(10)], dtype=np.uint64) & np.uint64(0x0606060606060606)
+_FRAC_KEEP = np.array([(1 << 8 * min(k, 6)) - 1 for k in range(10)], dtype=np.uint64)
+_LO8 = np.uint64(0x00FF00FF00FF00FF)
+_LO16 = np.uint64(0x0000FFFF0000FFFF)
+_ROW8 = np.arange(_TS_CHUNK, dtype=np.int64) * 8
 
 class _CodeSource:
     """Code-point matrices for blocks of strings, from a unicode array or a list of str.
