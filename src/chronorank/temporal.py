@@ -55,7 +55,7 @@ Computed for all candidates at once with one sort and a running maximum.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +192,7 @@ class TemporalResult:
     end: np.ndarray
     ids: Sequence[Any] | None = None
     band: np.ndarray | None = None  # range intents: BAND_* per candidate (-1 undated)
+    unsure: np.ndarray | None = None  # with a Pool: candidates whose anchor it cannot prove
 
     def note(self, i: int) -> tuple[str, ...]:
         """Why document i got its weight, in words (built on demand, never for every row)."""
@@ -219,6 +220,24 @@ class TemporalResult:
         return [self.note(i) if f else () for i, f in zip(r.tolist(), flagged)]
 
 
+@dataclass(frozen=True)
+class Pool:
+    """The candidates are a pool of a larger set (the index's exact search scores the top of
+    its corpus): what :func:`competitive_anchor` needs of the whole set to give each pooled
+    candidate the set's anchor, or to say that it cannot (``TemporalResult.unsure``).
+
+    ``size``: candidates in the set (it decides exact or binned, as for the set); ``low``: the
+    set's lowest similarity; ``outside``: no candidate outside the pool has a higher one;
+    ``newest``: reference time -> no candidate outside the pool that starts at or before it
+    starts later than this (a reference time not in it: no bound).
+    """
+
+    size: int
+    low: float
+    outside: float
+    newest: Mapping[float, float] = field(default_factory=dict)
+
+
 def apply_temporal(
     similarity: np.ndarray | Sequence[float],
     times: np.ndarray | Sequence[float],
@@ -230,12 +249,15 @@ def apply_temporal(
     valid_to: np.ndarray | None = None,
     groups: np.ndarray | None = None,
     ids: Sequence[Any] | None = None,
+    pool: Pool | None = None,
 ) -> TemporalResult:
     """Score candidates by similarity and time under ``intent`` (see the module docstring).
 
     ``times``/``valid_from``/``valid_to`` are float64 epoch seconds with NaN for missing;
     ``groups`` are int version-chain codes (-1 = no chain). Returns the fused score, decay
-    weight, age in days, and the masks the explanations are built from.
+    weight, age in days, and the masks the explanations are built from. ``pool``: the
+    candidates are a pool of a larger set (:class:`Pool`); ``unsure`` then marks those whose
+    scores may differ from the set's.
     """
     cfg = config or TemporalConfig()
     sim = np.asarray(similarity, dtype=np.float64)
@@ -253,7 +275,8 @@ def apply_temporal(
     if not math.isfinite(now):
         raise InvalidInput(f"now must be a finite time, got {now!r}")
     geo = temporal_geometry(
-        sim, t, intent=intent, now=now, config=cfg, valid_from=valid_from, valid_to=valid_to, groups=groups
+        sim, t, intent=intent, now=now, config=cfg, valid_from=valid_from, valid_to=valid_to, groups=groups,
+        pool=pool,
     )
     weight = geo.weights(cfg.kernel)
     strength = cfg.strength * geo.sensitivity
@@ -312,6 +335,7 @@ def apply_temporal(
         end=geo.end,
         ids=ids,
         band=geo.band,
+        unsure=geo.unsure,
     )
 
 
@@ -356,6 +380,7 @@ class Geometry:
     offset: np.ndarray | float = 0.0  # added after the multiplier (the in-force bands of a range)
     band: np.ndarray | None = None  # range intents: BAND_* per candidate
     validity: np.ndarray | None = None  # timeless intents: factor for ended / replaced versions
+    unsure: np.ndarray | None = None  # with a Pool: candidates whose anchor it cannot prove
 
     def age_factor(self, kernel: Any) -> float:
         """How much the kernel's age axis is stretched for this query (1 outside range mode)."""
@@ -388,6 +413,7 @@ def temporal_geometry(
     valid_from: np.ndarray | None = None,
     valid_to: np.ndarray | None = None,
     groups: np.ndarray | None = None,
+    pool: Pool | None = None,
 ) -> Geometry:
     """Reference time, ages, validity and supersession of every candidate under ``intent``."""
     cfg = config
@@ -416,11 +442,12 @@ def temporal_geometry(
     band: np.ndarray | None = None
     validity: np.ndarray | None = None
     span: float | None = None
+    unsure: np.ndarray | None = None
     with np.errstate(invalid="ignore"):
         if mode == "range" and target is not None:
             ref = min(target.end, now) if math.isfinite(target.end) else now
             lo, hi = target.start, target.end
-            kernel_age, offset, mult, band = _in_force_range(sim, start, end, lo, ref, cfg)
+            kernel_age, offset, mult, band, unsure = _in_force_range(sim, start, end, lo, ref, cfg, pool)
             display_age = (ref - start) / DAY
             # Outside the period the kernel's half-life is rescaled to range_scale x its
             # length: "in March" tolerates days, "in 2021" tolerates weeks.
@@ -442,7 +469,7 @@ def temporal_geometry(
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
                 past = np.where(future, np.nan, start) if future.any() else start
-                anchor = competitive_anchor(sim, past, ref, cfg.relative_recency)
+                anchor, unsure = _anchor(sim, past, ref, cfg.relative_recency, pool)
             if ends:
                 expired = ~np.isnan(end) & (end <= ref) & ~undated
                 base = np.where(expired, end, start)
@@ -469,6 +496,7 @@ def temporal_geometry(
         display_age=np.asarray(display_age, dtype=np.float64), multiplier=mult,
         expired=expired, not_yet_valid=nyv, undated=undated,
         range_span_days=span, range_scale=cfg.range_scale, offset=offset, band=band, validity=validity,
+        unsure=unsure,
     )
 
 
@@ -480,9 +508,22 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
     and a running maximum over bins answers every candidate in O(n), including at most one
     bin's width (1/4096 of the range) of slightly less similar competitors.
     """
+    return _anchor(sim, start, ref, ratio)[0]
+
+
+def _anchor(
+    sim: np.ndarray, start: np.ndarray, ref: float, ratio: float, pool: Pool | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`competitive_anchor`, and with a ``pool`` the candidates whose anchor may differ
+    from the whole set's (``unsure``): those with a competitor outside the pool (its
+    similarity can reach their threshold, or their threshold's bin) whose newest competitor
+    in the pool is older than ``pool.newest`` says an outside one can be. The pool is scored
+    as the set would be: the set's size picks exact or binned, the set's lowest similarity
+    sets the bins (the highest is in the pool)."""
     with np.errstate(invalid="ignore"):
         usable = np.where(start <= ref, start, -np.inf)  # NaN <= ref is False: undated too
-    n = sim.shape[0]
+    n = sim.shape[0] if pool is None else pool.size
+    covered: np.ndarray | None = None
     if n <= EXACT_ANCHOR_MAX:
         threshold = np.where(sim >= 0, ratio * sim, sim / ratio if ratio > 0 else -np.inf)
         order = np.argsort(-sim, kind="stable")
@@ -491,8 +532,10 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
         # how many candidates have sim >= threshold (sim_sorted is descending)
         count = np.searchsorted(-sim_sorted, -threshold, side="right")
         anchor = newest[np.maximum(count - 1, 0)]
+        if pool is not None:
+            covered = threshold > pool.outside
     else:
-        lo, hi = float(sim.min()), float(sim.max())
+        lo, hi = (float(sim.min()) if pool is None else pool.low), float(sim.max())
         if lo >= 0 and ratio > 0:  # no negative similarity: the same values, one pass
             threshold = np.multiply(sim, ratio)
         else:
@@ -509,9 +552,16 @@ def competitive_anchor(sim: np.ndarray, start: np.ndarray, ref: float, ratio: fl
         np.floor(t, out=t)
         tbin = np.clip(t, 0, ANCHOR_BINS - 1, out=t).astype(np.int64)
         anchor = newest_above[tbin]
-        if np.isfinite(newest_above).all():
-            return anchor
-    return np.where(np.isfinite(anchor), anchor, ref)
+        if pool is not None:
+            # the bin an outside candidate can reach, by the same operations as ``bins``
+            out_bin = np.multiply(np.subtract(np.array([pool.outside]), lo), scale).astype(np.int64)[0]
+            covered = tbin > out_bin
+        elif np.isfinite(newest_above).all():
+            return anchor, None
+    unsure = None
+    if pool is not None and covered is not None:
+        unsure = ~covered & ~(anchor >= pool.newest.get(ref, np.inf))
+    return np.where(np.isfinite(anchor), anchor, ref), unsure
 
 
 #: Documents matching an anchor at least this share of the best match date it.
@@ -691,8 +741,9 @@ BAND_AT_END_SPLIT = 0.8
 
 
 def _in_force_range(
-    sim: np.ndarray, start: np.ndarray, end: np.ndarray, lo: float, ref: float, cfg: TemporalConfig
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    sim: np.ndarray, start: np.ndarray, end: np.ndarray, lo: float, ref: float, cfg: TemporalConfig,
+    pool: Pool | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Kernel age, offset, multiplier and band of every candidate for a period ``[lo, ref)``.
 
     A period question asks what was *in force* during it, so a document's validity
@@ -713,7 +764,8 @@ def _in_force_range(
     carried in from before it at most ``BAND_AT_END_SPLIT`` -- when they are known to be in
     force (a validity end after the period, or ``relative_recency`` to compare them with newer
     pages); otherwise ``BAND_UNKNOWN``, weighted as the lowest band by their distance to the
-    period. Undated candidates get band -1 (the missing-date policy decides).
+    period. Undated candidates get band -1 (the missing-date policy decides). The last item
+    is :func:`_anchor`'s ``unsure`` (None without a pool or without relative recency).
     """
     n = start.shape[0]
     open_end = np.isnan(end)
@@ -726,10 +778,11 @@ def _in_force_range(
     band[at_end], band[inside], band[after], band[replaced] = (
         BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED)
     anchor: np.ndarray | float = ref
+    unsure: np.ndarray | None = None
     if cfg.relative_recency is not None and n:
         # without version chains a newer page on the same subject is what replaced an older
         # one: ages in this band count from the newest about-as-similar page before the end
-        anchor = competitive_anchor(sim, np.where(before_ref, start, np.nan), ref, cfg.relative_recency)
+        anchor, unsure = _anchor(sim, np.where(before_ref, start, np.nan), ref, cfg.relative_recency, pool)
     age = np.where(at_end, anchor - start, 0.0)
     age = np.where(inside, ref - end, age)
     age = np.where(after, start - ref, age)
@@ -755,7 +808,7 @@ def _in_force_range(
             age = np.where(unknown, lo - start, age)
             base = np.where(unknown, BAND_WEIGHTS[3][0], base)
             width = np.where(unknown, BAND_WEIGHTS[3][1], width)
-    return np.maximum(age, 0.0) / DAY, base, width, band
+    return np.maximum(age, 0.0) / DAY, base, width, band, unsure
 
 
 EXACT_ANCHOR_MAX = 20_000

@@ -483,58 +483,82 @@ class TemporalIndex:
                                  cache=snap.derived if rows is None else None)
             if scale is not None:
                 intent, tcfg = _current_event(intent, tcfg, scale)
-        if (
+        flatten = (
             cfg.topical_margin is not None
             and intent.mode in ("recent", "as_of", "range")
             and intent_strength(intent) > 0
             and tcfg.strength > 0
-        ):
-            sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
-            signals = {**signals, "fused": raw_sim}
-
-        if groups is None and intent.mode == "timeless" and not intent.spans and n:
-            groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
-        res = apply_temporal(
-            sim, times, intent=intent, now=now_s, config=tcfg,
-            valid_from=vf if has_vf else None,
-            valid_to=vt if has_vt else None,
-            groups=groups, ids=ids,
         )
-        score = np.asarray(res.score, dtype=np.float64)
-        on_topic = versions = None
-        event: int | None = None
-        if cut is not None and n and "bm25" in signals:
-            # the topic cut needs the keyword signal: with cosine alone the releases of one
-            # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
-            # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
-            from chronorank.temporal import topic_first
+        n_docs = n
+        # exact search of a large corpus: the temporal layer scores a pool that provably holds
+        # the best k (_exact_pool), the whole corpus when the proof fails (_pool_holds)
+        cand = None if rows is not None else _exact_pool(
+            snap, signals, sim, cfg, tcfg, intent, now_s, k, cut, event_row, flatten, has_vf)
+        whole, whole_rows = (sim, signals, times, vf, vt, groups, ids), rows
+        sel = cand
+        while True:
+            sim, signals, times, vf, vt, groups, ids = whole
+            rows = whole_rows
+            if sel is not None:
+                rows = sel.rows
+                sim, times, vf, vt = sim[rows], times[rows], vf[rows], vt[rows]
+                signals = {name: v[rows] for name, v in signals.items()}
+                ids = _RowIds(snap.ids, rows)
+            n = sim.shape[0]
+            raw_sim = sim
+            if flatten and cfg.topical_margin is not None:
+                sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
+                signals = {**signals, "fused": raw_sim}
 
-            score, on_topic = topic_first(
-                score, raw_sim, cut, res.keep, ~res.not_yet_valid,
-                others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
-                        if k in signals],
+            if groups is None and intent.mode == "timeless" and not intent.spans and n:
+                groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
+            res = apply_temporal(
+                sim, times, intent=intent, now=now_s, config=tcfg,
+                valid_from=vf if has_vf else None,
+                valid_to=vt if has_vt else None,
+                groups=groups, ids=ids, pool=None if sel is None else sel.info,
             )
-            if cfg.version_floor is not None:
-                if event_row >= 0:
-                    at = np.flatnonzero((np.arange(n) if rows is None else rows) == event_row)
-                    if at.size:
-                        event = int(at[0])
-                score, versions = _versions_first(
-                    snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
-                if versions is not None:
-                    on_topic = on_topic | versions
-        kept = int(np.count_nonzero(res.keep))
-        if kept < n:
-            score = np.where(res.keep, score, -np.inf)
-        want = min(int(k), kept)
-        # every kept on-topic document outscores every other one (topic_first), so when there
-        # are enough of them the best k are among them: cut that pool, not the whole corpus
-        # (not after versions_first, which may leave a core page outside the pool above a version)
-        pool = None if on_topic is None or versions is not None else np.flatnonzero(on_topic & res.keep)
-        if pool is not None and pool.shape[0] >= want:
-            top = pool[_top_k(score[pool], want)]
-        else:
-            top = _top_k(score, want)
+            score = np.asarray(res.score, dtype=np.float64)
+            on_topic = versions = None
+            event: int | None = None
+            if cut is not None and n and "bm25" in signals:
+                # the topic cut needs the keyword signal: with cosine alone the releases of one
+                # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
+                # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
+                from chronorank.temporal import topic_first
+
+                score, on_topic = topic_first(
+                    score, raw_sim, cut, res.keep, ~res.not_yet_valid,
+                    others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
+                            if k in signals],
+                )
+                if cfg.version_floor is not None:
+                    if event_row >= 0:
+                        at = np.flatnonzero((np.arange(n) if rows is None else rows) == event_row)
+                        if at.size:
+                            event = int(at[0])
+                    score, versions = _versions_first(
+                        snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
+                    if versions is not None:
+                        on_topic = on_topic | versions
+            kept = int(np.count_nonzero(res.keep))
+            if kept < n:
+                score = np.where(res.keep, score, -np.inf)
+            want = min(int(k), kept)
+            # every kept on-topic document outscores every other one (topic_first), so when there
+            # are enough of them the best k are among them: cut that pool, not the whole corpus
+            # (not after versions_first, which may leave a core page outside the pool above a version)
+            pool = None if on_topic is None or versions is not None else np.flatnonzero(on_topic & res.keep)
+            if pool is not None and pool.shape[0] >= want:
+                top = pool[_top_k(score[pool], want)]
+            else:
+                top = _top_k(score, want)
+            if sel is None or _pool_holds(sel, res, on_topic, versions, raw_sim, signals, cfg):
+                break
+            # once, a pool wide enough for the anchors it could not prove; then the whole corpus
+            lower = None if sel.widened else _anchor_cut(sel, res, on_topic, sim, cfg, tcfg.relative_recency, flatten)
+            sel = None if lower is None else _exact_pool(
+                snap, whole[1], whole[0], cfg, tcfg, intent, now_s, k, cut, event_row, flatten, has_vf, lower)
         notes = {p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))}
         if versions is not None and top.size:
             lead_id = ids[int(top[0])]
@@ -547,7 +571,13 @@ class TemporalIndex:
         # documents above the lowest of the top can count: compared against those alone)
         if top.size:
             s_top = sim[top]
-            above = sim[sim > s_top.min()]
+            ref_sim = sim
+            if sel is not None and float(s_top.min()) < sel.info.outside:
+                # a document outside the pool may sit above the lowest of the top
+                ref_sim = whole[0]
+                if flatten and cfg.topical_margin is not None:
+                    ref_sim = _flatten_top(ref_sim, cfg.topical_margin, cfg.tie_break)
+            above = ref_sim[ref_sim > s_top.min()]
             rank_before = 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
         else:
             rank_before = np.zeros(0, np.int64)
@@ -577,11 +607,12 @@ class TemporalIndex:
                 "effective_strength": res.effective_strength,
                 "now": now_s,
                 "reference_time": res.reference_time,
-                "anchor_time": res.anchor_time,
+                # per top document (the whole candidate array said nothing of which is which)
+                "anchor_time": res.anchor_time if np.ndim(res.anchor_time) == 0 else np.asarray(res.anchor_time)[top],
                 "fusion": cfg.fusion,
                 "config": cfg.spec(),
                 "topical_query": topical,
-                "n_docs": n,
+                "n_docs": n_docs,
                 "anchor": anchor_line,
                 "topic_rule": _topic_rule(cut, [
                     (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
@@ -1260,12 +1291,16 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        # one float64 array, updated in place (the same operations, in the same order)
-        d = dense.astype(np.float64)
-        np.clip(d, 0.0, 1.0, out=d)
-        if cfg.dense_scale == "max" and d.size and d.max() > 0:
-            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
-        sim = np.multiply(d, cfg.dense_weight, out=d)
+        # one float64 array, updated in place (the same operations, in the same order; the
+        # clip is exact in float32, and the multiply casts to float64 before it multiplies)
+        if cfg.dense_scale == "max":
+            d = dense.astype(np.float64)
+            np.clip(d, 0.0, 1.0, out=d)
+            if d.size and d.max() > 0:
+                np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+            sim = np.multiply(d, cfg.dense_weight, out=d)
+        else:
+            sim = np.multiply(np.clip(dense, 0.0, 1.0), cfg.dense_weight, dtype=np.float64)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
@@ -1279,6 +1314,14 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
+        if top > 0 and sim is not None:
+            # a keyword signal is 0 for most documents, and adding 0 changes nothing: only the
+            # matching ones are added to (the same operations on them)
+            hit = np.flatnonzero(values)
+            part = np.divide(values[hit], top, dtype=np.float64)
+            np.multiply(part, weight, out=part)
+            sim[hit] += part
+            continue
         if top > 0:
             part = np.divide(values, top, dtype=np.float64)
             np.multiply(part, weight, out=part)
@@ -1567,6 +1610,211 @@ def _versions_first(
 
     moved = versions_first(score, versions, sim, live, judge)
     return (moved, versions) if moved is not score else (score, None)
+
+
+#: Exact search over at least this many documents scores a pool of them (``_exact_pool``).
+POOL_MIN_DOCS = 20_000
+#: The pool's documents by fused similarity: about this share of the corpus, at least
+#: ``POOL_MIN_ROWS``; the pool is not used when it would hold more than a quarter of it.
+POOL_SHARE = 1 / 32
+POOL_MIN_ROWS = 2048
+#: Documents the pool takes besides: about this many newest (relative recency), and the best
+#: by dense cosine and by lead (the topic rule's floors).
+POOL_EXTRA = 64
+#: The pool's cuts are order statistics of a strided sample of about this many documents.
+POOL_SAMPLE = 2048
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pooled:
+    """A pool of the corpus for one exact search (``_exact_pool``) and what proves it."""
+
+    rows: np.ndarray  # ascending, so ties break by row as over the whole corpus
+    info: Any  # chronorank.temporal.Pool
+    sim_cut: float  # every document outside has a fused similarity below this
+    cut: float  # the topic cut's margin
+    cuts: dict[str, float]  # signal -> every document outside has it below this
+    need: int  # on-topic kept documents the pool must hold
+    top: float  # the corpus's best fused similarity
+    widened: bool  # the second pool (``_anchor_cut``)
+
+
+class _RowIds(Sequence[str]):
+    """The ids of some rows, looked up when asked (explanations name a few of them)."""
+
+    __slots__ = ("_ids", "_rows")
+
+    def __init__(self, ids: Sequence[str], rows: np.ndarray) -> None:
+        self._ids, self._rows = ids, rows
+
+    def __len__(self) -> int:
+        return int(self._rows.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._ids[int(r)] for r in self._rows[i]]
+        return self._ids[int(self._rows[i])]
+
+
+def _sample_kth(x: np.ndarray, m: int) -> float:
+    """About the ``m``-th largest of ``x``, from a strided sample of ~``POOL_SAMPLE`` (the
+    sample's own order statistic, so at least that many entries of ``x`` are >= it)."""
+    n = x.shape[0]
+    smp = x[:: max(1, n // POOL_SAMPLE)]
+    return _kth_largest(smp, -(-m * smp.shape[0] // n))
+
+
+def _kth_largest(x: np.ndarray, j: int) -> float:
+    j = min(max(1, j), x.shape[0])
+    if j == 1:
+        return float(x.max())
+    return float(np.sort(x)[x.shape[0] - j])  # a partition is slow on the ties of sparse signals
+
+
+def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool]:
+    """Each document's start (valid_from, else its time) and whether any is undated (cached)."""
+    key = ("start", field)
+    hit = snap.derived.get(key)
+    if hit is None:
+        t = snap.time_column(field)
+        st = np.asarray(np.where(np.isnan(snap.times[2]), t, snap.times[2]) if has_vf else t)
+        hit = snap.derived[key] = (st, bool(np.isnan(st).any()))
+    return hit
+
+
+def _exact_pool(
+    snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tcfg: Any,
+    intent: Intent, now: float, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
+    lower: float | None = None,
+) -> _Pooled | None:
+    """The documents whose temporal scores an exact search needs, or None to score them all.
+
+    With the topic rule every kept on-topic document ranks above every other one, and the
+    answer is the best k of them: a pool that holds every document that can be on topic, with
+    the corpus's best fused similarity, dense cosine and lead in it, and each pooled document
+    given the corpus's anchor (relative recency), ranks as the corpus. The pool: the fused
+    similarities above a cut (at most the topic cut, and a ``POOL_SHARE`` of the corpus), the
+    cosines and leads at or above their floor x about their ``POOL_EXTRA``-th best, and the
+    ``POOL_EXTRA`` newest documents at each reference time. ``_pool_holds`` checks the proof
+    after the pool is scored. Not for what needs the whole corpus: version chains (group key),
+    an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
+    missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
+    second, wider pool)."""
+    n = sim.shape[0]
+    if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
+            or tcfg.combine not in ("gated_multiply", "multiply")):
+        return None
+    start, undated = _starts(snap, cfg.time_field, has_vf)
+    if undated and tcfg.missing_date not in ("keep", "drop"):
+        return None
+    top = float(sim.max())
+    if not top > 0:  # NaN too: the whole corpus says which document is not finite
+        return None
+    v = min(_sample_kth(sim, max(POOL_MIN_ROWS, int(n * POOL_SHARE))), cut * top)
+    if intent.mode == "timeless" and not intent.spans:
+        v = min(v, (cfg.topical_margin or 0.5) * top)  # _title_chains reads those documents
+    if lower is not None:
+        v = min(v, lower)
+    if not v > 0:
+        return None
+    mask = sim >= v
+    cuts: dict[str, float] = {}
+    for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
+        x = signals.get(name)
+        if x is None or floor is None:
+            continue
+        dt = np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
+        want = floor * _sample_kth(x, POOL_EXTRA)
+        c = dt.type(want)
+        if float(c) > want:
+            c = np.nextafter(c, dt.type(-np.inf))
+        if not c > 0:
+            c = np.nextafter(dt.type(0), dt.type(1))  # every document with a positive signal
+        np.logical_or(mask, x >= c, out=mask)
+        cuts[name] = float(c)
+    newest: dict[float, float] = {}
+    if tcfg.relative_recency is not None and intent.mode in ("recent", "as_of", "range"):
+        refs = {now}
+        if intent.target is not None and math.isfinite(intent.target.end):
+            refs.add(min(intent.target.end, now))
+        for ref in refs:
+            smp = start[:: max(1, n // POOL_SAMPLE)]
+            smp = smp[smp <= ref]
+            if smp.size:
+                c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
+                with np.errstate(invalid="ignore"):
+                    np.logical_or(mask, (start > c_t) & (start <= ref), out=mask)
+                newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
+    rows = np.flatnonzero(mask)
+    if rows.shape[0] > n // 4:
+        return None
+    from chronorank.temporal import Pool
+
+    # the corpus's lowest similarity and the outside's bound, as the temporal layer sees them
+    edge = np.array([top, float(sim.min()), v])
+    if flatten and cfg.topical_margin is not None:
+        edge = _flatten_top(edge, cfg.topical_margin, cfg.tie_break)
+    info = Pool(size=n, low=float(edge[1]), outside=float(edge[2]), newest=newest)
+    need = max(int(k), VERSION_POOL if cfg.version_floor is not None else 0)
+    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=lower is not None)
+
+
+def _pool_holds(
+    sel: _Pooled, res: Any, on_topic: np.ndarray | None, versions: np.ndarray | None, raw_sim: np.ndarray,
+    signals: Mapping[str, np.ndarray], cfg: IndexConfig,
+) -> bool:
+    """Whether the pool's ranking is the corpus's (``_exact_pool``): the best fused similarity,
+    cosine and lead among the judging documents are in the pool; no document outside it can be
+    on topic; it holds ``need`` kept on-topic documents (the best k, and the ``VERSION_POOL``
+    that ``_versions_first`` looks at); the versions rule moved nothing; every kept on-topic
+    document has the corpus's anchor."""
+    if on_topic is None or versions is not None:
+        return False
+    live = res.keep
+    ref = live & ~res.not_yet_valid
+    if not ref.any():
+        return False
+    top = float(np.max(raw_sim, where=ref, initial=-np.inf))
+    if not (top >= sel.sim_cut and sel.sim_cut <= sel.cut * top):
+        return False
+    from chronorank.temporal import _at_least
+
+    for name, c in sel.cuts.items():
+        x = signals[name]
+        floor = cfg.topic_floor if name == "dense" else cfg.topic_lead_floor
+        best = float(np.max(x, where=ref, initial=-np.inf))
+        if best > 0:
+            if floor is None or not (best >= c and c <= _at_least(floor * best, x.dtype)):
+                return False
+        elif c > float(np.nextafter(x.dtype.type(0), x.dtype.type(1))):
+            return False  # a document outside could have the best positive value
+    on = on_topic & live
+    if int(np.count_nonzero(on)) < sel.need:
+        return False
+    return res.unsure is None or not bool((res.unsure & on).any())
+
+
+def _anchor_cut(
+    sel: _Pooled, res: Any, on_topic: np.ndarray | None, sim: np.ndarray, cfg: IndexConfig,
+    ratio: float | None, flatten: bool,
+) -> float | None:
+    """A fused-similarity cut under which no competitor of an unproven anchor can be, when
+    the anchors are what ``_pool_holds`` could not prove (else None). The competitors of a
+    document have ``sim >= ratio x`` its own (two bins of slack for the binned anchor);
+    flattened (``_flatten_top``), ``sim <= rel x ((1 - e) / m + e)`` bounds the relative
+    fused similarity ``rel`` of each from below."""
+    if on_topic is None or res.unsure is None or ratio is None:
+        return None
+    bad = res.unsure & on_topic & res.keep
+    if not bad.any():
+        return None
+    from chronorank.temporal import ANCHOR_BINS
+
+    t = ratio * float(sim[bad].min()) - 2.0 * (float(sim.max()) - sel.info.low) / (ANCHOR_BINS - 1)
+    if flatten and cfg.topical_margin is not None:
+        t = sel.top * t / ((1.0 - cfg.tie_break) / cfg.topical_margin + cfg.tie_break)
+    t *= 1.0 - 1e-9
+    return t if 0 < t < sel.sim_cut else None
 
 
 def _top_k(score: np.ndarray, k: int) -> np.ndarray:
