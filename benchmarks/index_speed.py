@@ -3,8 +3,9 @@
     python benchmarks/index_speed.py [--sizes 100000 1000000] [--queries 40] [--qdrant-n 20000] [--no-dense]
 
 For each size: build throughput (documents/s, user-supplied vectors, BM25 analysis
-included), search latency (p50/p90 over queries with a parsed temporal intent; exact
-scoring of every document; query vector given, so embedding is timed separately) against
+included), search latency (p50/p90 over queries with a parsed temporal intent; the exact
+top 10 -- every document's similarity, the temporal layer over a pool proven to hold the
+top 10 (``core._exact_pool``); query vector given, so embedding is timed separately) against
 the bare numpy baseline -- ``vectors @ q`` plus an ``argpartition`` top-10, timed right
 after each search on the same query (``exact_over_bare`` is the ratio of the p50s) --, the
 stage breakdown (dense mat-vec, BM25, temporal layer), memory per document (arrays +

@@ -155,3 +155,26 @@ def test_the_pool_is_used_and_sometimes_not_enough(monkeypatch: pytest.MonkeyPat
     assert any(ok for ok, _, _ in outcomes)
     assert not all(ok for ok, _, _ in outcomes)
     assert all(size == scored < 400 for _, size, scored in outcomes)
+
+
+def test_burst_best_matching_is_the_plain_top_k() -> None:
+    """``_best_matching`` (the burst test's k best, from a sampled cut) is the plain top k of
+    the matching documents whenever it answers, and declines on a tie at the k-th."""
+    rng = np.random.default_rng(7)
+    answered = declined = 0
+    for trial in range(300):
+        n = int(rng.integers(5_000, 40_000))
+        sim = np.where(rng.random(n) < rng.uniform(0.001, 0.5), rng.random(n), 0.0)
+        if trial % 4 == 0:
+            sim = np.round(sim, 2)  # many ties
+        ok = rng.random(n) < 0.9
+        k = int(rng.choice([1, 3, 10]))
+        got = core._best_matching(sim, ok, k)
+        if got is None:
+            declined += 1
+            continue
+        answered += 1
+        matching = np.flatnonzero(ok & (sim > 0))
+        plain = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
+        assert sorted(got.tolist()) == sorted(plain.tolist())
+    assert answered > 100 and declined > 10

@@ -1291,16 +1291,12 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        # one float64 array, updated in place (the same operations, in the same order; the
-        # clip is exact in float32, and the multiply casts to float64 before it multiplies)
-        if cfg.dense_scale == "max":
-            d = dense.astype(np.float64)
-            np.clip(d, 0.0, 1.0, out=d)
-            if d.size and d.max() > 0:
-                np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
-            sim = np.multiply(d, cfg.dense_weight, out=d)
-        else:
-            sim = np.multiply(np.clip(dense, 0.0, 1.0), cfg.dense_weight, dtype=np.float64)
+        # one float64 array, updated in place (the same operations, in the same order)
+        d = dense.astype(np.float64)
+        np.clip(d, 0.0, 1.0, out=d)
+        if cfg.dense_scale == "max" and d.size and d.max() > 0:
+            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+        sim = np.multiply(d, cfg.dense_weight, out=d)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
@@ -1314,14 +1310,6 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
-        if top > 0 and sim is not None:
-            # a keyword signal is 0 for most documents, and adding 0 changes nothing: only the
-            # matching ones are added to (the same operations on them)
-            hit = np.flatnonzero(values)
-            part = np.divide(values[hit], top, dtype=np.float64)
-            np.multiply(part, weight, out=part)
-            sim[hit] += part
-            continue
         if top > 0:
             part = np.divide(values, top, dtype=np.float64)
             np.multiply(part, weight, out=part)
@@ -1447,14 +1435,32 @@ def _burst_scale(
             cache["burst"] = (key, ok, quantile)
     if quantile is None:
         return None
-    matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
-    if matching.shape[0] < rank:
-        return None
-    top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
+    top = _best_matching(sim, ok, k) if sim.shape[0] > 4 * POOL_SAMPLE else None
+    if top is None:
+        matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
+        if matching.shape[0] < rank:
+            return None
+        top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
     top_age = np.sort((now - times[top]) / 86400.0)
     if not float(top_age[rank - 1]) < quantile:
         return None
     return float(np.median(top_age))
+
+
+def _best_matching(sim: np.ndarray, ok: np.ndarray, k: int) -> np.ndarray | None:
+    """The ``k`` best positive ``sim`` where ``ok``, found among the documents above a sampled
+    cut, when they are the only k best (no tie at the k-th); else None (ask every document)."""
+    v = _sample_kth(sim, 8 * k)
+    if not v > 0:
+        return None
+    cand = np.flatnonzero(sim >= v)  # every document outside scores below v
+    cand = cand[ok[cand]]
+    if cand.shape[0] < k:
+        return None
+    order = np.argsort(-sim[cand], kind="stable")
+    if cand.shape[0] > k and sim[cand[order[k - 1]]] == sim[cand[order[k]]]:
+        return None  # tied at the k-th: which of them the whole corpus picks is its own affair
+    return cand[order[:k]]
 
 
 #: The shortest half-life a burst sets (days): a week, the cycle of news questions.
@@ -1671,14 +1677,17 @@ def _kth_largest(x: np.ndarray, j: int) -> float:
     return float(np.sort(x)[x.shape[0] - j])  # a partition is slow on the ties of sparse signals
 
 
-def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool]:
-    """Each document's start (valid_from, else its time) and whether any is undated (cached)."""
+def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool, float]:
+    """Each document's start (valid_from, else its time), whether any is undated and the
+    latest start (cached)."""
     key = ("start", field)
     hit = snap.derived.get(key)
     if hit is None:
         t = snap.time_column(field)
         st = np.asarray(np.where(np.isnan(snap.times[2]), t, snap.times[2]) if has_vf else t)
-        hit = snap.derived[key] = (st, bool(np.isnan(st).any()))
+        undated = bool(np.isnan(st).any())
+        latest = -math.inf if undated and np.isnan(st).all() else float(np.nanmax(st))
+        hit = snap.derived[key] = (st, undated, latest)
     return hit
 
 
@@ -1704,7 +1713,7 @@ def _exact_pool(
     if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
             or tcfg.combine not in ("gated_multiply", "multiply")):
         return None
-    start, undated = _starts(snap, cfg.time_field, has_vf)
+    start, undated, latest = _starts(snap, cfg.time_field, has_vf)
     if undated and tcfg.missing_date not in ("keep", "drop"):
         return None
     top = float(sim.max())
@@ -1718,6 +1727,7 @@ def _exact_pool(
     if not v > 0:
         return None
     mask = sim >= v
+    tmp = np.empty_like(mask)
     cuts: dict[str, float] = {}
     for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
         x = signals.get(name)
@@ -1730,7 +1740,7 @@ def _exact_pool(
             c = np.nextafter(c, dt.type(-np.inf))
         if not c > 0:
             c = np.nextafter(dt.type(0), dt.type(1))  # every document with a positive signal
-        np.logical_or(mask, x >= c, out=mask)
+        np.logical_or(mask, np.greater_equal(x, c, out=tmp), out=mask)
         cuts[name] = float(c)
     newest: dict[float, float] = {}
     if tcfg.relative_recency is not None and intent.mode in ("recent", "as_of", "range"):
@@ -1743,7 +1753,10 @@ def _exact_pool(
             if smp.size:
                 c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
                 with np.errstate(invalid="ignore"):
-                    np.logical_or(mask, (start > c_t) & (start <= ref), out=mask)
+                    np.greater(start, c_t, out=tmp)
+                    if latest > ref:  # documents after ref: not among its newest
+                        np.logical_and(tmp, start <= ref, out=tmp)
+                    np.logical_or(mask, tmp, out=mask)
                 newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
     rows = np.flatnonzero(mask)
     if rows.shape[0] > n // 4:
