@@ -29,6 +29,7 @@ from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.records import TIME_COLUMNS, Records
+from chronorank.temporal import TemporalPlan, apply_temporal, prepare_query
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
@@ -403,22 +404,11 @@ class TemporalIndex:
         dense signal, ``vector`` and ``ann`` are left out: keyword + time for every document,
         said in ``meta["dense"]`` and the explanation.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput(f"query={query!r}; give a non-empty string.")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
-        cfg = IndexConfig.from_spec(config) if config is not None else self.config
-        if overrides:
-            cfg = cfg.replace(**overrides)
+        pq = prepare_query(query, k, now, intent, IndexConfig.from_spec(config) if config is not None else self.config,
+                           overrides)
+        cfg, now_s, intent = pq.config, pq.now, pq.intent
         snap = self._snap
-        from chronorank.timeparse import resolve_now
-
-        now_s = float(resolve_now(now))
-        if intent is None:
-            from chronorank.intent import parse as parse_intent
-
-            intent = parse_intent(query, now=now_s)
-        topical = _anchor_subject((intent.topical_query or "").strip() or query, intent)
+        topical = _anchor_subject(pq.topical, intent)
         n = len(snap)
         from chronorank.filters import filter_mask, parse_filter
 
@@ -474,19 +464,19 @@ class TemporalIndex:
             if n == 0:
                 return _empty_ranking(query, intent, now_s)
         sim = _fuse(signals, cfg)
-        tcfg = cfg.temporal_config()
+        tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
         raw_sim = sim
-        from chronorank.temporal import apply_temporal, excludes_future, intent_strength
-
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s),
+            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, tplan.excludes_future,
                                  cache=snap.derived if rows is None else None)
             if scale is not None:
-                intent, tcfg = _current_event(intent, tcfg, scale)
+                intent, event_cfg = _current_event(intent, tplan.config, scale)
+                tplan = TemporalPlan.of(intent, now_s, event_cfg)
+        tcfg = tplan.config
         if (
             cfg.topical_margin is not None
             and intent.mode in ("recent", "as_of", "range")
-            and intent_strength(intent) > 0
+            and tplan.sensitivity > 0
             and tcfg.strength > 0
         ):
             sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
@@ -495,7 +485,7 @@ class TemporalIndex:
         if groups is None and intent.mode == "timeless" and not intent.spans and n:
             groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
         res = apply_temporal(
-            sim, times, intent=intent, now=now_s, config=tcfg,
+            sim, times, plan=tplan,
             valid_from=vf if has_vf else None,
             valid_to=vt if has_vt else None,
             groups=groups, ids=ids,
