@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
-from chronorank.temporal import VERSION_CORE, TemporalConfig, TemporalPlan, TemporalResult, apply_temporal
+from chronorank.temporal import (
+    VERSION_CORE,
+    TemporalConfig,
+    TemporalPlan,
+    TemporalResult,
+    apply_temporal,
+)
 from chronorank.types import Intent, Ranking, _FieldColumn
 
 GateLike = bool | float | Callable[[str], float] | Any
