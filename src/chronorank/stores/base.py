@@ -488,29 +488,58 @@ def point_id(doc_id: str) -> str:
 
 @dataclass(frozen=True)
 class QueryPlan:
-    """One query's temporal setting, resolved: what the engine filters and scores."""
+    """One query's temporal setting, resolved: what the engine filters and scores.
+
+    ``temporal`` is the query's :class:`chronorank.temporal.TemporalPlan`; ``now``, ``mode``,
+    ``ref``, ``strength``, ``target``, ``half_open`` and ``config`` read from it."""
 
     intent: Intent
-    now: float
-    mode: str
-    ref: float  # reference time T
-    strength: float  # effective strength
-    target: tuple[float, float] | None  # range mode interval
+    temporal: TemporalPlan
     exclude_future: bool  # documents starting after T are filtered out
     drop_undated: bool
     fill: float  # weight of undated documents
     weight: cx.Expr  # inputs: start, end
-    config: Any  # TemporalConfig
     dense_w: float
     keyword_w: float
     client: bool  # fallback='client' scoring
     anchor: float = math.nan  # ages are counted from here (T)
     margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
-    half_open: bool = False  # an as-of target [start, end): a document starting at T is future too
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
     lead_w: float = 0.0  # the lead's weight after the index's share rule (0: off)
     lead_tokens: int = 12  # the lead's length cap the stored values must have been built with
-    temporal: TemporalPlan | None = None  # what ref, strength, target, the filters and fill came from
+
+    @property
+    def now(self) -> float:
+        return self.temporal.now
+
+    @property
+    def mode(self) -> str:
+        return self.temporal.mode
+
+    @property
+    def ref(self) -> float:
+        """The reference time T."""
+        return self.temporal.reference_time
+
+    @property
+    def strength(self) -> float:
+        """The effective strength."""
+        return self.temporal.strength
+
+    @property
+    def target(self) -> tuple[float, float] | None:
+        """A range intent's period, else None."""
+        return self.temporal.range
+
+    @property
+    def half_open(self) -> bool:
+        """An as-of target [start, end): a document starting at T is future too."""
+        return self.temporal.half_open
+
+    @property
+    def config(self) -> Any:
+        """The TemporalConfig."""
+        return self.temporal.config
 
     def is_future(self, start: float) -> bool:
         return self.exclude_future and (start >= self.ref if self.half_open else start > self.ref)
@@ -618,7 +647,6 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     tp = TemporalPlan.of(intent, now, tcfg)
     client = cfg.fallback == "client"
     mode = tp.mode
-    strength = tp.strength
     if not client:
         if tcfg.relative_recency is not None and mode in ("recent", "as_of"):
             raise InvalidInput(
@@ -675,10 +703,10 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     fill = tp.undated_fill(neutral=cfg.missing_weight)
     weight = cx.add(cx.mul(cx.one_minus(undated), dated), cx.mul(fill, undated))
     return QueryPlan(
-        intent=intent, now=now, mode=mode, ref=ref, strength=strength, target=rng,
+        intent=intent, temporal=tp,
         exclude_future=exclude_future, drop_undated=md == "drop", fill=fill, weight=weight,
-        config=tcfg, dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
-        client=client, anchor=anc, half_open=half_open, temporal=tp,
+        dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
+        client=client, anchor=anc,
         margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
         lead_w=lead_share(cfg.index), lead_tokens=int(getattr(cfg.index, "lead_tokens", 12)),
@@ -793,7 +821,7 @@ def client_score(
         rel = sim / top  # the index's topical margin, over the pool
         sim = (1.0 - tie) * np.minimum(1.0, rel / margin) + tie * rel
     res = apply_temporal(
-        sim, cand.start, plan=plan.temporal or TemporalPlan.of(plan.intent, plan.now, plan.config),
+        sim, cand.start, plan=plan.temporal,
         valid_to=cand.end, ids=cand.ids,
     )
     score = np.where(res.keep, res.score, -np.inf)
