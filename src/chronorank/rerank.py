@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
-from chronorank.temporal import VERSION_CORE, TemporalConfig, TemporalResult, apply_temporal
+from chronorank.temporal import (
+    VERSION_CORE,
+    TemporalConfig,
+    TemporalPlan,
+    TemporalResult,
+    apply_temporal,
+)
 from chronorank.types import Intent, Ranking, _FieldColumn
 
 GateLike = bool | float | Callable[[str], float] | Any
@@ -314,7 +320,7 @@ class TemporalReranker:
         if intent.anchor is not None and intent.target is None:
             intent, anchor_line = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         res = apply_temporal(
-            sim, t, intent=intent, now=now_s, config=self.config,
+            sim, t, plan=TemporalPlan.of(intent, now_s, self.config),
             valid_from=vf, valid_to=vt, groups=g, ids=ids,
         )
         on_topic = None

@@ -63,7 +63,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.fusion import combine, resolve_strategy
-from chronorank.types import DAY, Intent, format_epoch
+from chronorank.types import DAY, Intent, Interval, format_epoch
 from chronorank.validity import build_chains
 
 MISSING_POLICIES = ("neutral", "keep", "penalise", "drop", "raise")
@@ -172,6 +172,191 @@ def _check_unit(name: str, value: float) -> None:
         raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}")
 
 
+@dataclass(frozen=True)
+class TemporalPlan:
+    """One query's temporal setting, resolved once from ``(intent, now, config)``
+    (:func:`plan`): what every consumer -- :func:`apply_temporal` (the reranker, the index,
+    a store's client-side scoring), :func:`temporal_geometry` (the fit grid) and a store's
+    compiled expression (``stores.base.plan_query``) -- reads instead of deriving it again.
+
+    ``reference_time`` is T (see the module docstring): now for ``recent``; the end of an
+    ``as_of`` target that ends at or before now (``half_open``: a document starting at T is
+    not yet valid); the end of a ``range`` target, or now when it ends later.
+    """
+
+    config: TemporalConfig
+    intent: Intent | None
+    now: float
+    mode: str
+    reference_time: float
+    #: the stated period in effect: an ``as_of`` / ``range`` intent's target, else None
+    target: Interval | None
+    half_open: bool
+    #: :func:`intent_strength` of the intent, and ``config.strength`` times it
+    sensitivity: float
+    strength: float
+    #: a bounded range's length in days (the kernel's half-life is rescaled to
+    #: ``config.range_scale`` x it); None otherwise
+    range_span_days: float | None
+    #: documents starting after ``now`` are removed (:func:`excludes_future`)
+    excludes_future: bool
+    #: outside a range, documents starting after T weigh 0 (``as_of``, ``future='not_yet_valid'``)
+    marks_not_yet_valid: bool
+    #: ``future='symmetric'`` on a ``recent`` query: a future document decays by its distance ahead
+    symmetric: bool
+
+    @classmethod
+    def of(cls, intent: Intent | None, now: float, config: TemporalConfig | None = None) -> TemporalPlan:
+        """The plan of ``intent`` at ``now`` (epoch seconds) under ``config`` (default settings
+        when None); :func:`plan` is the same call."""
+        cfg = config if config is not None else TemporalConfig()
+        if now is None or not math.isfinite(now):
+            raise InvalidInput(f"now must be a finite time, got {now!r}")
+        now = float(now)
+        mode = intent.mode if intent is not None else "recent"
+        given = intent.target if intent is not None else None
+        target = given if mode in ("as_of", "range") else None
+        sensitivity = intent_strength(intent)
+        half_open = False
+        span: float | None = None
+        if mode == "range" and target is not None:
+            ref = min(target.end, now) if math.isfinite(target.end) else now
+            lo, hi = target.start, target.end
+            if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+                span = (hi - lo) / DAY
+        elif mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now:
+            # the target is half-open [start, end): "as of 30 Dec" ends at 31 Dec 00:00,
+            # and a release dated 31 Dec did not exist yet
+            ref, half_open = target.end, True
+        else:
+            ref = now
+        in_range = mode == "range" and target is not None
+        return cls(
+            config=cfg, intent=intent, now=now, mode=mode, reference_time=float(ref), target=target,
+            half_open=half_open, sensitivity=sensitivity, strength=cfg.strength * sensitivity,
+            range_span_days=span, excludes_future=excludes_future(cfg.future, now),
+            marks_not_yet_valid=not in_range and (mode == "as_of" or cfg.future == "not_yet_valid"),
+            symmetric=cfg.future == "symmetric" and mode == "recent",
+        )
+
+    @property
+    def range(self) -> tuple[float, float] | None:
+        """``(start, end)`` of a ``range`` intent's period (either side may be infinite), else None."""
+        if self.mode == "range" and self.target is not None:
+            return self.target.start, self.target.end
+        return None
+
+    @property
+    def range_scale(self) -> float | None:
+        return self.config.range_scale
+
+    def age_factor(self, kernel: Any = None) -> float:
+        """How much ``kernel``'s (default: the config's) age axis is stretched for this query
+        (:func:`range_age_factor`)."""
+        k = self.config.kernel if kernel is None else kernel
+        return range_age_factor(k, self.config.range_scale, self.range_span_days)
+
+    def undated_fill(self, dated: np.ndarray | None = None, neutral: float = 1.0) -> float:
+        """The weight of an undated document under ``missing_date``: ``keep`` 1, ``drop`` 0;
+        given the dated candidates' weights, ``neutral`` is their median and ``penalise``
+        their minimum (1 when none is dated); without them -- inside an engine, which cannot
+        compare candidates -- ``neutral`` is the ``neutral`` argument and ``penalise`` the
+        kernel's floor. ``raise`` is the caller's to raise (it knows which candidate)."""
+        policy = self.config.missing_date
+        if policy == "keep":
+            return 1.0
+        if policy == "drop":
+            return 0.0
+        if dated is None:
+            return float(getattr(self.config.kernel, "floor", 0.0)) if policy == "penalise" else float(neutral)
+        if not dated.size:
+            return 1.0
+        return float(dated.min()) if policy == "penalise" else float(np.median(dated))
+
+
+def range_age_factor(kernel: Any, range_scale: float | None, span_days: float | None) -> float:
+    """A bounded period rescales the kernel's half-life to ``range_scale`` x its length
+    (``span_days``): ages are multiplied by half-life / (range_scale x span_days); 1 without
+    a bounded period, a scale or a half-life."""
+    if span_days is None or range_scale is None:
+        return 1.0
+    hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+    if not hl:
+        return 1.0
+    return float(hl) / (range_scale * span_days)
+
+
+def plan(intent: Intent | None, now: float, config: TemporalConfig | None = None) -> TemporalPlan:
+    """The :class:`TemporalPlan` of one query: reference time, target, strength, range scale,
+    future handling and missing-date fill, derived once from ``intent`` at ``now``."""
+    return TemporalPlan.of(intent, now, config)
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    """A query checked and resolved for a search (:func:`prepare_query`)."""
+
+    query: str
+    now: float  # epoch seconds
+    intent: Intent
+    config: Any  # the caller's configuration with this call's overrides applied
+    topical: str  # the intent's topical query, or the query itself
+
+
+def check_query(query: Any, k: Any = None) -> None:
+    """A search's query must be a non-empty string and ``k`` (when given) a positive integer."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput(f"query={query!r}; give a non-empty string.")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+        raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
+
+
+def prepare_query(
+    query: Any,
+    k: Any = None,
+    now: Any = None,
+    intent: Intent | None = None,
+    config: Any = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    date_anchors: bool = True,
+) -> PreparedQuery:
+    """The preamble every search runs (the index, its ANN path, Qdrant, PostgreSQL): check
+    ``query`` and ``k`` (None: not checked), apply this call's ``overrides`` to ``config``
+    (anything with ``replace(**changes)``), resolve ``now`` (:func:`chronorank.timeparse.resolve_now`),
+    parse the intent unless given, and take its topical query.
+
+    ``date_anchors=False`` (the stores): "before / after <a version or an event>" with no
+    target cannot be dated through the corpus in one engine query, so time is off for it
+    (``specific``) rather than wrong; pass an intent with a target
+    (``TemporalIndex.search(...).meta["intent"]``) to apply it.
+    """
+    check_query(query, k)
+    cfg = config.replace(**overrides) if overrides else config
+    from chronorank.timeparse import resolve_now
+
+    now_s = float(resolve_now(now))
+    if intent is None:
+        from chronorank.intent import parse as parse_intent
+
+        intent = parse_intent(query, now=now_s)
+    if not date_anchors:
+        intent = without_undated_anchor(intent)
+    topical = (intent.topical_query or "").strip() or query
+    return PreparedQuery(query=query, now=now_s, intent=intent, config=cfg, topical=topical)
+
+
+def without_undated_anchor(intent: Intent) -> Intent:
+    """``intent`` with time off (``specific``) when it is "before / after <a version or an
+    event>" with no target yet: what cannot date the anchor through the corpus (a store, in
+    one engine query) leaves time out rather than applying it wrong."""
+    if intent.anchor is None or intent.target is not None:
+        return intent
+    from dataclasses import replace
+
+    return replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05))
+
+
 @dataclass
 class TemporalResult:
     """Columns produced by :func:`apply_temporal`, aligned to the input order."""
@@ -243,23 +428,25 @@ def apply_temporal(
     times: np.ndarray | Sequence[float],
     *,
     intent: Intent | None = None,
-    now: float,
+    now: float | None = None,
     config: TemporalConfig | None = None,
     valid_from: np.ndarray | None = None,
     valid_to: np.ndarray | None = None,
     groups: np.ndarray | None = None,
     ids: Sequence[Any] | None = None,
+    plan: TemporalPlan | None = None,
     pool: Pool | None = None,
 ) -> TemporalResult:
     """Score candidates by similarity and time under ``intent`` (see the module docstring).
 
     ``times``/``valid_from``/``valid_to`` are float64 epoch seconds with NaN for missing;
     ``groups`` are int version-chain codes (-1 = no chain). Returns the fused score, decay
-    weight, age in days, and the masks the explanations are built from. ``pool``: the
+    weight, age in days, and the masks the explanations are built from. ``plan`` is the
+    query's :class:`TemporalPlan` when the caller has built it (``intent``, ``now`` and
+    ``config`` are then read from it); otherwise it is built from them. ``pool``: the
     candidates are a pool of a larger set (:class:`Pool`); ``unsure`` then marks those whose
     scores may differ from the set's.
     """
-    cfg = config or TemporalConfig()
     sim = np.asarray(similarity, dtype=np.float64)
     t = np.asarray(times, dtype=np.float64)
     n = sim.shape[0]
@@ -272,14 +459,11 @@ def apply_temporal(
             f"similarity of candidate {who!r} is {sim[bad]!r}; scores must be finite numbers "
             "(drop or fix that candidate, e.g. replace NaN with 0.0)"
         )
-    if not math.isfinite(now):
-        raise InvalidInput(f"now must be a finite time, got {now!r}")
-    geo = temporal_geometry(
-        sim, t, intent=intent, now=now, config=cfg, valid_from=valid_from, valid_to=valid_to, groups=groups,
-        pool=pool,
-    )
+    p = plan if plan is not None else TemporalPlan.of(intent, now, config)  # type: ignore[arg-type]
+    cfg = p.config
+    geo = temporal_geometry(sim, t, plan=p, valid_from=valid_from, valid_to=valid_to, groups=groups, pool=pool)
     weight = geo.weights(cfg.kernel)
-    strength = cfg.strength * geo.sensitivity
+    strength = p.strength
     undated, nyv = geo.undated, geo.not_yet_valid
 
     keep = np.ones(n, dtype=bool)
@@ -294,21 +478,14 @@ def apply_temporal(
                 f"candidate {who!r} has no usable date; give it a date or choose "
                 "missing_date='neutral', 'keep', 'penalise' or 'drop'"
             )
-        if policy == "neutral":
-            fill = float(np.median(dated_w)) if dated_w.size else 1.0
-        elif policy == "keep":
-            fill = 1.0
-        elif policy == "penalise":
-            fill = float(dated_w.min()) if dated_w.size else 1.0
-        else:  # drop
-            fill = 0.0
+        if policy == "drop":
             keep &= ~undated
-        weight[undated] = fill
+        weight[undated] = p.undated_fill(dated_w)
     if cfg.not_yet_valid == "exclude":
         keep &= ~nyv
-    if excludes_future(cfg.future, now):
+    if p.excludes_future:
         with np.errstate(invalid="ignore"):
-            keep &= ~(geo.start > now)
+            keep &= ~(geo.start > p.now)
     if cfg.max_age_days is not None and cfg.use_temporal_filter:
         # the article's hard date-range filter: a blunt cut, kept as an option (its recall
         # cost is in benchmarks/validity_quality.py); undated documents are not cut
@@ -384,12 +561,7 @@ class Geometry:
 
     def age_factor(self, kernel: Any) -> float:
         """How much the kernel's age axis is stretched for this query (1 outside range mode)."""
-        if self.range_span_days is None or self.range_scale is None:
-            return 1.0
-        hl = kernel.half_life() if hasattr(kernel, "half_life") else None
-        if not hl:
-            return 1.0
-        return float(hl) / (self.range_scale * self.range_span_days)
+        return range_age_factor(kernel, self.range_scale, self.range_span_days)
 
     def weights(self, kernel: Any) -> np.ndarray:
         """Decay weight per candidate under ``kernel`` (NaN where undated)."""
@@ -407,16 +579,20 @@ def temporal_geometry(
     similarity: np.ndarray,
     times: np.ndarray,
     *,
-    intent: Intent | None,
-    now: float,
-    config: TemporalConfig,
+    intent: Intent | None = None,
+    now: float | None = None,
+    config: TemporalConfig | None = None,
     valid_from: np.ndarray | None = None,
     valid_to: np.ndarray | None = None,
     groups: np.ndarray | None = None,
+    plan: TemporalPlan | None = None,
     pool: Pool | None = None,
 ) -> Geometry:
-    """Reference time, ages, validity and supersession of every candidate under ``intent``."""
-    cfg = config
+    """Reference time, ages, validity and supersession of every candidate under ``intent``
+    (the reference time and the policies from ``plan``, built from ``intent``, ``now`` and
+    ``config`` when not given)."""
+    p = plan if plan is not None else TemporalPlan.of(intent, now, config)  # type: ignore[arg-type]
+    cfg = p.config
     sim = similarity
     t = times
     n = t.shape[0]
@@ -430,9 +606,8 @@ def temporal_geometry(
     # without validity ends or chains nothing can expire: the expiry work is skipped
     ends = valid_to is not None or groups is not None
 
-    mode = intent.mode if intent is not None else "recent"
-    target = intent.target if intent is not None else None
-    sensitivity = intent_strength(intent)
+    mode = p.mode
+    sensitivity = p.sensitivity
 
     undated = np.isnan(start)
     nyv = np.zeros(n, dtype=bool)
@@ -444,27 +619,20 @@ def temporal_geometry(
     span: float | None = None
     unsure: np.ndarray | None = None
     with np.errstate(invalid="ignore"):
-        if mode == "range" and target is not None:
-            ref = min(target.end, now) if math.isfinite(target.end) else now
-            lo, hi = target.start, target.end
+        ref = p.reference_time
+        if p.range is not None:
+            lo, _ = p.range
             kernel_age, offset, mult, band, unsure = _in_force_range(sim, start, end, lo, ref, cfg, pool)
             display_age = (ref - start) / DAY
             # Outside the period the kernel's half-life is rescaled to range_scale x its
             # length: "in March" tolerates days, "in 2021" tolerates weeks.
-            if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
-                span = (hi - lo) / DAY
+            span = p.range_span_days
             anchor: np.ndarray | float = ref
             expired = (band == BAND_REPLACED) & ~undated
         else:
-            if mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now:
-                # the target is half-open [start, end): "as of 30 Dec" ends at 31 Dec 00:00,
-                # and a release dated 31 Dec did not exist yet
-                ref = target.end
-                future = start >= ref
-            else:
-                ref = now
-                future = start > ref
-            if mode == "as_of" or cfg.future == "not_yet_valid":
+            # an as-of target is half-open: a document starting at T did not exist yet
+            future = start >= ref if p.half_open else start > ref
+            if p.marks_not_yet_valid:
                 nyv = future
             anchor = ref
             if cfg.relative_recency is not None and mode in ("recent", "as_of") and n:
@@ -480,7 +648,7 @@ def temporal_geometry(
                 base = start
                 display_age = (ref - start) / DAY
             age = (anchor - base) / DAY
-            if cfg.future == "symmetric" and mode == "recent":
+            if p.symmetric:
                 age = np.where(future, (start - ref) / DAY, age)
             kernel_age = np.maximum(age, 0.0)
             if mode == "timeless" and ends and expired.any():

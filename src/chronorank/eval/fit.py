@@ -492,7 +492,7 @@ def _intent_geometry(
     One Python pass over queries (not over trials): each kernel then scores all at once.
     """
     from chronorank.intent import parse
-    from chronorank.temporal import TemporalConfig, temporal_geometry
+    from chronorank.temporal import TemporalConfig, TemporalPlan, temporal_geometry
 
     n, m = sim.shape
     kage = np.full((n, m), np.nan)
@@ -509,16 +509,16 @@ def _intent_geometry(
                 "queries with prepare_queries)"
             )
         c = q.similarity.size
-        intent = parse(q.query, now=q.now)
+        plan = TemporalPlan.of(parse(q.query, now=q.now), q.now, cfg)
         times = q.now - q.ages * DAY
-        geo = temporal_geometry(sim[i, :c], times, intent=intent, now=q.now, config=cfg)
+        geo = temporal_geometry(sim[i, :c], times, plan=plan)
         kage[i, :c] = geo.kernel_age
         mult[i, :c] = geo.multiplier
         off[i, :c] = geo.offset
         nyv[i, :c] = geo.not_yet_valid
-        sens[i] = geo.sensitivity
-        if geo.range_span_days is not None and geo.range_scale is not None:
-            span[i] = geo.range_scale * geo.range_span_days
+        sens[i] = plan.sensitivity
+        if plan.range_span_days is not None and plan.range_scale is not None:
+            span[i] = plan.range_scale * plan.range_span_days
     return kage, span, mult, nyv, sens, off
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.temporal import TemporalPlan, check_query, prepare_query
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -304,21 +305,15 @@ def ann_candidates(
     keywords (``keyword_weight > 0``) the exact BM25 top-``keyword_k`` is added too (BM25
     over the whole corpus is cheap: sparse postings of the query terms only).
     """
-    from chronorank.timeparse import resolve_now
-
     snap = index._snap if snap is None else snap
-    now_s = float(resolve_now(now))
-    if intent is None:
-        from chronorank.intent import parse as parse_intent
-
-        intent = parse_intent(query, now=now_s)
-    topical = (intent.topical_query or "").strip() or query
+    pq = prepare_query(query, None, now, intent, index.config)
+    cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
     lanes_obj = lanes_for(index, snap, **(hnsw or {}))
     q = _query_vector(index, topical, vector)
-    if target is None and intent.mode in ("as_of", "range") and intent.target is not None:
-        target = (intent.target.start, intent.target.end)
+    stated = TemporalPlan.of(intent, now_s, cfg.temporal_config()).target
+    if target is None and stated is not None:
+        target = (stated.start, stated.end)
     rows = lanes_obj.candidates(q, now_s, ann_k=ann_k, lanes=lanes, lane_k=lane_k, target=target)
-    cfg = index.config
     if keyword_k > 0 and cfg.keyword_weight > 0:
         from chronorank.index.text import analyze
 
@@ -353,8 +348,7 @@ def ann_search(
     The first call after an add/delete rebuilds the HNSW graph (see
     ``benchmarks/results/ann_recall.json`` for the build time).
     """
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput(f"query={query!r}; give a non-empty string.")
+    check_query(query)
     snap = index._snap
     rows, q, intent, now_s = ann_candidates(
         index, query, now, vector=vector, intent=intent, ann_k=ann_k, lanes=lanes, lane_k=lane_k,

@@ -6,7 +6,9 @@ Spec grammar (``chronorank.spec``), flat, e.g.::
           kernel='exponential(half_life_days=180)', strength=1, relative_recency=0.8)
 
 Keys are the fields of :class:`IndexConfig` plus every field of
-:class:`chronorank.temporal.TemporalConfig` (``kernel`` as a quoted spec string).
+:class:`chronorank.temporal.TemporalConfig` (``kernel`` as a quoted spec string); the latter
+are held as one ``TemporalConfig`` (``IndexConfig.temporal``), built when the configuration is,
+never again per search.
 
 Fusion of the two similarity signals over all documents:
 
@@ -81,11 +83,14 @@ versions 0.982 -> 0.967 (benchmarks/index_quality.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from chronorank.errors import InvalidInput
+from chronorank.temporal import TemporalConfig
 
 __all__ = ["IndexConfig", "FUSIONS", "DEFAULT_TEMPORAL"]
 
@@ -113,9 +118,27 @@ DEFAULT_TEMPORAL: dict[str, Any] = {"relative_recency": 0.85, "range_slope": 0.2
 
 
 def _temporal_fields() -> tuple[str, ...]:
-    from chronorank.temporal import TemporalConfig
-
     return tuple(f.name for f in dataclasses.fields(TemporalConfig))
+
+
+@functools.lru_cache(maxsize=1)
+def _default_temporal() -> TemporalConfig:
+    # frozen, so every default IndexConfig shares one (its kernel spec is parsed once)
+    return TemporalConfig(**DEFAULT_TEMPORAL)
+
+
+def _check_temporal_keys(keys: Any) -> None:
+    known = set(_temporal_fields())
+    unknown = sorted(set(keys) - known)
+    if unknown:
+        import difflib
+
+        names = known | {f.name for f in dataclasses.fields(IndexConfig)}
+        close = difflib.get_close_matches(unknown[0], sorted(names), n=1, cutoff=0.75)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidInput(
+            f"unknown temporal setting(s) {unknown}.{hint} Known: {sorted(known)}."
+        )
 
 
 @dataclass(frozen=True)
@@ -138,7 +161,8 @@ class IndexConfig:
     topic_lead_floor: float | None = 0.5
     version_floor: float | None = 0.5
     time_field: str = "auto"
-    temporal: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_TEMPORAL))
+    #: the temporal layer's settings; a mapping of TemporalConfig fields is converted once
+    temporal: TemporalConfig = field(default_factory=_default_temporal)
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -183,42 +207,40 @@ class IndexConfig:
             raise InvalidInput(f"burst_ratio={self.burst_ratio!r}; expected a number in (0, 1) such as 0.1, or none.")
         if self.time_field not in TIME_FIELDS:
             raise InvalidInput(f"time_field={self.time_field!r}; use one of {list(TIME_FIELDS)}.")
-        known = set(_temporal_fields())
-        unknown = sorted(set(self.temporal) - known)
-        if unknown:
-            import difflib
+        if not isinstance(self.temporal, TemporalConfig):
+            if not isinstance(self.temporal, Mapping):
+                raise InvalidInput(
+                    f"temporal={self.temporal!r}; give a chronorank.temporal.TemporalConfig or a mapping of "
+                    "its settings, e.g. {'strength': 0.5}."
+                )
+            _check_temporal_keys(self.temporal)
+            object.__setattr__(self, "temporal", TemporalConfig(**self.temporal))
 
-            names = known | {f.name for f in dataclasses.fields(self)}
-            close = difflib.get_close_matches(unknown[0], sorted(names), n=1, cutoff=0.75)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InvalidInput(
-                f"unknown temporal setting(s) {unknown}.{hint} Known: {sorted(known)}."
-            )
-        self.temporal_config()  # validate now, not at the first search
-
-    def temporal_config(self) -> Any:
-        # built once per config (a search used to rebuild it and parse its kernel spec each
-        # time); TemporalConfig is frozen, and replace() makes a new IndexConfig
-        cached = self.__dict__.get("_temporal_config")
-        if cached is None:
-            from chronorank.temporal import TemporalConfig
-
-            cached = TemporalConfig(**self.temporal)
-            object.__setattr__(self, "_temporal_config", cached)
-        return cached
+    def temporal_config(self) -> TemporalConfig:
+        """The temporal layer's settings (``self.temporal``: built with the configuration)."""
+        return self.temporal
 
     def replace(self, **changes: Any) -> IndexConfig:
+        """A copy with ``changes``: IndexConfig fields, TemporalConfig fields (``strength=0``,
+        ``kernel=...``), or ``temporal=`` (a TemporalConfig, or a mapping of changes to it).
+        The TemporalConfig is rebuilt only when a temporal setting changes."""
         own = {f.name for f in dataclasses.fields(self)} - {"temporal"}
-        temporal = dict(self.temporal)
+        base = self.temporal
+        temporal: dict[str, Any] = {}
         mine: dict[str, Any] = {}
         for k, v in changes.items():
             if k in own:
                 mine[k] = v
             elif k == "temporal":
-                temporal.update(v)
+                if isinstance(v, TemporalConfig):
+                    base, temporal = v, {}
+                else:
+                    temporal.update(v)
             else:
                 temporal[k] = v
-        return dataclasses.replace(self, temporal=temporal, **mine)
+        _check_temporal_keys(temporal)
+        new_temporal = dataclasses.replace(base, **temporal) if temporal else base
+        return dataclasses.replace(self, temporal=new_temporal, **mine)
 
     @classmethod
     def from_spec(cls, spec: str | IndexConfig | None) -> IndexConfig:
@@ -246,7 +268,7 @@ class IndexConfig:
     def _format_spec(self) -> str:
         from chronorank.spec import format_spec
 
-        cfg = self.temporal_config()
+        cfg = self.temporal
         params: dict[str, Any] = {
             "fusion": self.fusion,
             "dense_weight": self.dense_weight,

@@ -29,6 +29,7 @@ from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.records import TIME_COLUMNS, Records
+from chronorank.temporal import TemporalPlan, apply_temporal, prepare_query
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
@@ -403,22 +404,11 @@ class TemporalIndex:
         dense signal, ``vector`` and ``ann`` are left out: keyword + time for every document,
         said in ``meta["dense"]`` and the explanation.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput(f"query={query!r}; give a non-empty string.")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
-        cfg = IndexConfig.from_spec(config) if config is not None else self.config
-        if overrides:
-            cfg = cfg.replace(**overrides)
+        pq = prepare_query(query, k, now, intent, IndexConfig.from_spec(config) if config is not None else self.config,
+                           overrides)
+        cfg, now_s, intent = pq.config, pq.now, pq.intent
         snap = self._snap
-        from chronorank.timeparse import resolve_now
-
-        now_s = float(resolve_now(now))
-        if intent is None:
-            from chronorank.intent import parse as parse_intent
-
-            intent = parse_intent(query, now=now_s)
-        topical = _anchor_subject((intent.topical_query or "").strip() or query, intent)
+        topical = _anchor_subject(pq.topical, intent)
         n = len(snap)
         from chronorank.filters import filter_mask, parse_filter
 
@@ -474,26 +464,26 @@ class TemporalIndex:
             if n == 0:
                 return _empty_ranking(query, intent, now_s)
         sim = _fuse(signals, cfg)
-        tcfg = cfg.temporal_config()
+        tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
         raw_sim = sim
-        from chronorank.temporal import apply_temporal, excludes_future, intent_strength
-
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s),
+            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, tplan.excludes_future,
                                  cache=snap.derived if rows is None else None)
             if scale is not None:
-                intent, tcfg = _current_event(intent, tcfg, scale)
+                intent, event_cfg = _current_event(intent, tplan.config, scale)
+                tplan = TemporalPlan.of(intent, now_s, event_cfg)
+        tcfg = tplan.config
         flatten = (
             cfg.topical_margin is not None
             and intent.mode in ("recent", "as_of", "range")
-            and intent_strength(intent) > 0
+            and tplan.sensitivity > 0
             and tcfg.strength > 0
         )
         n_docs = n
         # exact search of a large corpus: the temporal layer scores a pool that provably holds
         # the best k (_exact_pool), the whole corpus when the proof fails (_pool_holds)
         cand = None if rows is not None else _exact_pool(
-            snap, signals, sim, cfg, tcfg, intent, now_s, k, cut, event_row, flatten, has_vf)
+            snap, signals, sim, cfg, tplan, intent, k, cut, event_row, flatten, has_vf)
         whole, whole_rows = (sim, signals, times, vf, vt, groups, ids), rows
         sel = cand
         while True:
@@ -513,7 +503,7 @@ class TemporalIndex:
             if groups is None and intent.mode == "timeless" and not intent.spans and n:
                 groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
             res = apply_temporal(
-                sim, times, intent=intent, now=now_s, config=tcfg,
+                sim, times, plan=tplan,
                 valid_from=vf if has_vf else None,
                 valid_to=vt if has_vt else None,
                 groups=groups, ids=ids, pool=None if sel is None else sel.info,
@@ -558,7 +548,7 @@ class TemporalIndex:
             # once, a pool wide enough for the anchors it could not prove; then the whole corpus
             lower = None if sel.widened else _anchor_cut(sel, res, on_topic, sim, cfg, tcfg.relative_recency, flatten)
             sel = None if lower is None else _exact_pool(
-                snap, whole[1], whole[0], cfg, tcfg, intent, now_s, k, cut, event_row, flatten, has_vf, lower)
+                snap, whole[1], whole[0], cfg, tplan, intent, k, cut, event_row, flatten, has_vf, lower)
         notes = {p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))}
         if versions is not None and top.size:
             lead_id = ids[int(top[0])]
@@ -1692,8 +1682,8 @@ def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool
 
 
 def _exact_pool(
-    snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tcfg: Any,
-    intent: Intent, now: float, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
+    snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
+    intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
     lower: float | None = None,
 ) -> _Pooled | None:
     """The documents whose temporal scores an exact search needs, or None to score them all.
@@ -1704,12 +1694,13 @@ def _exact_pool(
     given the corpus's anchor (relative recency), ranks as the corpus. The pool: the fused
     similarities above a cut (at most the topic cut, and a ``POOL_SHARE`` of the corpus), the
     cosines and leads at or above their floor x about their ``POOL_EXTRA``-th best, and the
-    ``POOL_EXTRA`` newest documents at each reference time. ``_pool_holds`` checks the proof
+    ``POOL_EXTRA`` newest documents at the reference time. ``_pool_holds`` checks the proof
     after the pool is scored. Not for what needs the whole corpus: version chains (group key),
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
     second, wider pool)."""
     n = sim.shape[0]
+    tcfg = tplan.config
     if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
             or tcfg.combine not in ("gated_multiply", "multiply")):
         return None
@@ -1743,21 +1734,18 @@ def _exact_pool(
         np.logical_or(mask, np.greater_equal(x, c, out=tmp), out=mask)
         cuts[name] = float(c)
     newest: dict[float, float] = {}
-    if tcfg.relative_recency is not None and intent.mode in ("recent", "as_of", "range"):
-        refs = {now}
-        if intent.target is not None and math.isfinite(intent.target.end):
-            refs.add(min(intent.target.end, now))
-        for ref in refs:
-            smp = start[:: max(1, n // POOL_SAMPLE)]
-            smp = smp[smp <= ref]
-            if smp.size:
-                c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
-                with np.errstate(invalid="ignore"):
-                    np.greater(start, c_t, out=tmp)
-                    if latest > ref:  # documents after ref: not among its newest
-                        np.logical_and(tmp, start <= ref, out=tmp)
-                    np.logical_or(mask, tmp, out=mask)
-                newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
+    if tcfg.relative_recency is not None and tplan.mode in ("recent", "as_of", "range"):
+        ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
+        smp = start[:: max(1, n // POOL_SAMPLE)]
+        smp = smp[smp <= ref]
+        if smp.size:
+            c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
+            with np.errstate(invalid="ignore"):
+                np.greater(start, c_t, out=tmp)
+                if latest > ref:  # documents after ref: not among its newest
+                    np.logical_and(tmp, start <= ref, out=tmp)
+                np.logical_or(mask, tmp, out=mask)
+            newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
     rows = np.flatnonzero(mask)
     if rows.shape[0] > n // 4:
         return None

@@ -54,6 +54,8 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.stores import compile as cx
+from chronorank.temporal import TemporalPlan, without_undated_anchor
+from chronorank.temporal import check_query as check_query  # re-exported: it was defined here
 from chronorank.types import DAY, Intent, Ranking
 
 __all__ = [
@@ -486,28 +488,58 @@ def point_id(doc_id: str) -> str:
 
 @dataclass(frozen=True)
 class QueryPlan:
-    """One query's temporal setting, resolved: what the engine filters and scores."""
+    """One query's temporal setting, resolved: what the engine filters and scores.
+
+    ``temporal`` is the query's :class:`chronorank.temporal.TemporalPlan`; ``now``, ``mode``,
+    ``ref``, ``strength``, ``target``, ``half_open`` and ``config`` read from it."""
 
     intent: Intent
-    now: float
-    mode: str
-    ref: float  # reference time T
-    strength: float  # effective strength
-    target: tuple[float, float] | None  # range mode interval
+    temporal: TemporalPlan
     exclude_future: bool  # documents starting after T are filtered out
     drop_undated: bool
     fill: float  # weight of undated documents
     weight: cx.Expr  # inputs: start, end
-    config: Any  # TemporalConfig
     dense_w: float
     keyword_w: float
     client: bool  # fallback='client' scoring
     anchor: float = math.nan  # ages are counted from here (T)
     margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
-    half_open: bool = False  # an as-of target [start, end): a document starting at T is future too
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
     lead_w: float = 0.0  # the lead's weight after the index's share rule (0: off)
     lead_tokens: int = 12  # the lead's length cap the stored values must have been built with
+
+    @property
+    def now(self) -> float:
+        return self.temporal.now
+
+    @property
+    def mode(self) -> str:
+        return self.temporal.mode
+
+    @property
+    def ref(self) -> float:
+        """The reference time T."""
+        return self.temporal.reference_time
+
+    @property
+    def strength(self) -> float:
+        """The effective strength."""
+        return self.temporal.strength
+
+    @property
+    def target(self) -> tuple[float, float] | None:
+        """A range intent's period, else None."""
+        return self.temporal.range
+
+    @property
+    def half_open(self) -> bool:
+        """An as-of target [start, end): a document starting at T is future too."""
+        return self.temporal.half_open
+
+    @property
+    def config(self) -> Any:
+        """The TemporalConfig."""
+        return self.temporal.config
 
     def is_future(self, start: float) -> bool:
         return self.exclude_future and (start >= self.ref if self.half_open else start > self.ref)
@@ -608,14 +640,13 @@ def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, 
 
 
 def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
-    """Resolve intent + configuration into filters and the compiled weight expression."""
-    from chronorank.temporal import intent_strength
-
+    """Resolve intent + configuration into filters and the compiled weight expression: the
+    query's :class:`chronorank.temporal.TemporalPlan` (reference time, target, strength,
+    range scale, future handling, undated fill) written as what the engine evaluates."""
     tcfg = cfg.index.temporal_config()
+    tp = TemporalPlan.of(intent, now, tcfg)
     client = cfg.fallback == "client"
-    mode = intent.mode
-    target = intent.target
-    strength = tcfg.strength * intent_strength(intent)
+    mode = tp.mode
     if not client:
         if tcfg.relative_recency is not None and mode in ("recent", "as_of"):
             raise InvalidInput(
@@ -635,25 +666,19 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         cx.kernel_expr(kernel, cx.Const(0.0))  # raises InvalidInput for kernels without a closed form
     start, end = cx.Var("start", now), cx.Var("end", now)
     undated = cx.Cond("start", "empty")
-    rng: tuple[float, float] | None = None
+    rng = tp.range
     exclude_future = False
     half_open = False
     anc = math.nan
-    if mode == "range" and target is not None:
-        ref = min(target.end, now) if math.isfinite(target.end) else now
-        lo, hi = target.start, target.end
-        rng = (lo, hi)
-        factor = 1.0 / DAY
-        scale = getattr(tcfg, "range_scale", None)
-        hl = kernel.half_life() if hasattr(kernel, "half_life") else None
-        if scale is not None and hl and math.isfinite(lo) and math.isfinite(hi) and hi > lo:
-            # a bounded range rescales the kernel's half-life to range_scale x its length
-            factor *= float(hl) / (float(scale) * (hi - lo) / DAY)
+    ref = tp.reference_time
+    if rng is not None:
+        lo = rng[0]
+        # a bounded range rescales the kernel's half-life to range_scale x its length
+        factor = 1.0 / DAY * tp.age_factor(kernel)
         dated = _in_force_expr(kernel, start, end, lo, ref, factor, float(tcfg.range_slope), client)
     else:
-        half_open = mode == "as_of" and target is not None and math.isfinite(target.end) and target.end <= now
-        ref = target.end if half_open and target is not None else now
-        symmetric = tcfg.future == "symmetric" and mode == "recent"
+        half_open = tp.half_open
+        symmetric = tp.symmetric
         anc = ref
 
         def age_of(t: cx.Expr) -> cx.Expr:
@@ -669,21 +694,19 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             cx.mul(cx.one_minus(expired), _kernel(kernel, age_of(start), client)),
             cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
         )
-        from chronorank.temporal import excludes_future
-
-        if mode == "as_of" or tcfg.future == "not_yet_valid" or excludes_future(tcfg.future, now):
+        if tp.marks_not_yet_valid or tp.excludes_future:
             # future='auto' at a past reference time: what was written later did not exist yet
             exclude_future = True
             # an as-of target is half-open: a document starting at its end is not yet valid
             dated = cx.mul(cx.one_minus(cx.Cond("start", "ge" if half_open else "gt", ref)), dated)
     md = tcfg.missing_date
-    fill = {"keep": 1.0, "penalise": float(getattr(kernel, "floor", 0.0)), "drop": 0.0}.get(md, float(cfg.missing_weight))
+    fill = tp.undated_fill(neutral=cfg.missing_weight)
     weight = cx.add(cx.mul(cx.one_minus(undated), dated), cx.mul(fill, undated))
     return QueryPlan(
-        intent=intent, now=now, mode=mode, ref=ref, strength=strength, target=rng,
+        intent=intent, temporal=tp,
         exclude_future=exclude_future, drop_undated=md == "drop", fill=fill, weight=weight,
-        config=tcfg, dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
-        client=client, anchor=anc, half_open=half_open,
+        dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
+        client=client, anchor=anc,
         margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
         lead_w=lead_share(cfg.index), lead_tokens=int(getattr(cfg.index, "lead_tokens", 12)),
@@ -751,25 +774,15 @@ def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
 
 
 def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
+    """The intent a store applies: ``intent``, or the parsed one; "before the v2 change" with
+    no target has time off (:func:`chronorank.temporal.without_undated_anchor`: a store cannot
+    date the anchor through the corpus in one query; the index and the reranker do). The
+    stores' searches get it from :func:`chronorank.temporal.prepare_query`."""
     if intent is None:
         from chronorank.intent import parse as parse_intent
 
         intent = parse_intent(query, now=now_s)
-    if intent.anchor is not None and intent.target is None:
-        # "before the v2 change": a store cannot date the anchor through the corpus in one
-        # query (the index and the reranker do), so time is off rather than wrong; pass an
-        # intent with a target (TemporalIndex.search(...).meta["intent"]) to apply it
-        import dataclasses
-
-        intent = dataclasses.replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05))
-    return intent
-
-
-def check_query(query: Any, k: Any) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput(f"query={query!r}; give a non-empty string.")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InvalidInput(f"k={k!r}; give a positive integer such as 10.")
+    return without_undated_anchor(intent)
 
 
 # ---------------------------------------------------------------------- results
@@ -808,7 +821,7 @@ def client_score(
         rel = sim / top  # the index's topical margin, over the pool
         sim = (1.0 - tie) * np.minimum(1.0, rel / margin) + tie * rel
     res = apply_temporal(
-        sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
+        sim, cand.start, plan=plan.temporal,
         valid_to=cand.end, ids=cand.ids,
     )
     score = np.where(res.keep, res.score, -np.inf)

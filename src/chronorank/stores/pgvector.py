@@ -59,7 +59,6 @@ from chronorank.stores.base import (
     bm25_idf,
     bm25_params,
     build_ranking,
-    check_query,
     client_score,
     column_roles,
     empty_ranking,
@@ -67,8 +66,8 @@ from chronorank.stores.base import (
     plan_query,
     prepare_docs,
     query_terms,
-    resolve_intent,
 )
+from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking
 
 __all__ = ["PgVectorStore", "SCHEMA_VERSION"]
@@ -682,23 +681,18 @@ class PgVectorStore:
         ``filter`` is a metadata filter (:mod:`chronorank.filters`): a bound-parameter
         ``WHERE`` clause ANDed into every lane (and the exact scan).
         """
-        check_query(query, k)
+        pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
         from chronorank.filters import parse_filter
 
         user_filter = parse_filter(filter)
         method = method or self.method
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
-        cfg = self.config.replace(**overrides) if overrides else self.config
+        cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
         lanes = lanes or cfg.lanes
-        from chronorank.timeparse import resolve_now
-
-        now_s = float(resolve_now(now))
-        intent = resolve_intent(query, now_s, intent)
         plan = plan_query(intent, now_s, cfg)
         if self.dim is None:
             return empty_ranking(query, intent, now_s, "pgvector")
-        topical = (intent.topical_query or "").strip() or query
         qvec = self._query_vector(topical, vector, plan)
         self._check_lead(plan)
         svec, lvec, holding = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None, None)

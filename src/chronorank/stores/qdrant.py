@@ -48,7 +48,6 @@ from chronorank.stores.base import (
     bm25_idf,
     bm25_params,
     build_ranking,
-    check_query,
     client_score,
     column_roles,
     empty_ranking,
@@ -58,8 +57,8 @@ from chronorank.stores.base import (
     point_id,
     prepare_docs,
     query_terms,
-    resolve_intent,
 )
+from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking, epoch_to_datetime
 
 __all__ = ["QdrantStore", "SCHEMA_VERSION"]
@@ -378,20 +377,15 @@ class QdrantStore:
         ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         """
-        check_query(query, k)
+        pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
         from chronorank.filters import filter_qdrant
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
-        cfg = self.config.replace(**overrides) if overrides else self.config
+        cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
         lanes = lanes or cfg.lanes
-        from chronorank.timeparse import resolve_now
-
-        now_s = float(resolve_now(now))
-        intent = resolve_intent(query, now_s, intent)
         plan = plan_query(intent, now_s, cfg)
         if not self._exists() or len(self) == 0:
             return empty_ranking(query, intent, now_s, "qdrant")
-        topical = (intent.topical_query or "").strip() or query
         m = _models()
         if plan.lead_w > 0 and not self.has_lead and not cfg.lead_named:
             # an older collection and the default lead weight: search as before, say how to upgrade
