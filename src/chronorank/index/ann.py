@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.index.snapshot import _as_matrix, _decay_times
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -249,8 +250,6 @@ def lanes_for(index: TemporalIndex, snap: Any = None, **params: Any) -> AnnLanes
     delete makes a new snapshot), or when ``time_field`` or the HNSW ``params`` change.
     ``snap`` defaults to the index's current snapshot; pass the one a search already read.
     """
-    from chronorank.index.core import _decay_times
-
     snap = index._snap if snap is None else snap
     if snap.vectors is None or len(snap) == 0:
         raise InvalidInput(
@@ -269,8 +268,6 @@ def lanes_for(index: TemporalIndex, snap: Any = None, **params: Any) -> AnnLanes
 
 def _query_vector(index: TemporalIndex, topical: str, vector: Any) -> np.ndarray:
     if vector is not None:
-        from chronorank.index.core import _as_matrix
-
         return _as_matrix(vector, index.dim, "vector")[0]
     if index.embedder is None:
         raise InvalidInput(

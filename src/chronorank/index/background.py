@@ -58,9 +58,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput
+from chronorank.index.snapshot import VectorsPending
 
 if TYPE_CHECKING:
-    from chronorank.index.core import TemporalIndex, _Snapshot
+    from chronorank.index.core import TemporalIndex
+    from chronorank.index.snapshot import _Snapshot
 
 __all__ = ["DenseProgress", "EmbeddingFailed", "VectorsPending", "dense_progress"]
 
@@ -69,10 +71,6 @@ EMBED_MODES = ("now", "background")
 
 class EmbeddingFailed(ChronorankError):
     """The background embedding stopped on an error (``__cause__`` holds it)."""
-
-
-class VectorsPending(InvalidInput):
-    """An operation that needs every vector met documents still waiting for theirs."""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,9 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, CorruptIndex, InvalidInput, StoreError
+from chronorank.index.bm25 import Bm25Matrix
+from chronorank.index.embedders import get_embedder
+from chronorank.index.snapshot import VectorsPending, _Snapshot
 from chronorank.index.text import ANALYZER_VERSION
 
 if TYPE_CHECKING:
@@ -251,8 +254,6 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         snap = index._snap
         vocab_items = list(index._vocab.items())
     if getattr(snap, "pending", None) is not None:
-        from chronorank.index.background import VectorsPending
-
         raise VectorsPending("documents still wait for their background vectors; TemporalIndex.save() "
                              "waits for them (or call index.wait() first): a saved index is never partial.")
     bm25 = snap.bm25(index.k1, index.b)
@@ -606,10 +607,6 @@ def load_index(
 def _load_once(
     cls: type[TemporalIndex], root: Path, *, embedder: Any, verify: bool, mmap: bool
 ) -> TemporalIndex:
-    from chronorank.index.bm25 import Bm25Matrix
-    from chronorank.index.core import _Snapshot
-    from chronorank.index.embedders import get_embedder
-
     gdir, man = read_manifest(root)
     files: dict[str, Any] = man["files"]
     handles: dict[str, IO[bytes]] = {}
