@@ -25,17 +25,18 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.index import background as _bg
+from chronorank.index.bm25 import BM25_B, BM25_K1
 from chronorank.index.config import IndexConfig
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
+from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
 from chronorank.index.records import TIME_COLUMNS
+from chronorank.index.records import check_storable as _check_storable  # it lived here
 from chronorank.index.snapshot import (  # the index's arrays (these names lived here before)
     _as_matrix,
     _concat_vectors,
     _empty_snapshot,
     _lead_sums,
     _Snapshot,
-    lead_cut,
-    lead_lengths,
 )
 from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
 from chronorank.types import Intent, Ranking
@@ -81,8 +82,8 @@ class TemporalIndex:
         config: IndexConfig | str | None = None,
         group_key: str | Callable[[Mapping[str, Any]], Any] | None = None,
         bad_dates: str = "raise",
-        k1: float = 1.2,
-        b: float = 0.3,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
     ) -> None:
         self.embedder = get_embedder(embedder)
         self.config = IndexConfig.from_spec(config)
@@ -772,49 +773,6 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
         _check_storable(rec[name], f"{where}: {name}", 0)
     _check_storable(meta, f"{where}: metadata", 0, set())
     return rec
-
-
-_MAX_META_DEPTH = 32
-
-
-def _check_storable(v: Any, where: str, depth: int, path: set[int] | None = None) -> None:
-    """Raise InvalidInput unless ``v`` can be written to docs.jsonl and read back."""
-    if isinstance(v, str):
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInput(
-                f"{where} holds an unpaired surrogate {v[exc.start]!r} at position {exc.start}; it cannot "
-                "be stored as UTF-8. Decode the source with errors='replace' first."
-            ) from None
-        return
-    if v is None or isinstance(v, (bool, int, float)):
-        return
-    if isinstance(v, (Mapping, list, tuple)):
-        if depth >= _MAX_META_DEPTH:
-            raise InvalidInput(
-                f"{where} nests deeper than {_MAX_META_DEPTH} levels; flatten it (e.g. store the deep part "
-                "as a JSON string)."
-            )
-        path = set() if path is None else path
-        if id(v) in path:
-            raise InvalidInput(f"{where} contains itself (a circular reference); pass a copy without the cycle.")
-        path.add(id(v))
-        if isinstance(v, Mapping):
-            for k, x in v.items():
-                if not isinstance(k, str):
-                    raise InvalidInput(
-                        f"{where} has the key {k!r} ({type(k).__name__}); metadata keys must be strings "
-                        f"-- use str(key)."
-                    )
-                _check_storable(k, f"{where} key {k!r}", depth + 1, path)
-                _check_storable(x, f"{where}[{k!r}]", depth + 1, path)
-        else:
-            for j, x in enumerate(v):
-                _check_storable(x, f"{where}[{j}]", depth + 1, path)
-        path.discard(id(v))
-        return
-    _check_storable(str(v), f"{where} (written as str())", depth, path)
 
 
 def _dense_meta(index: TemporalIndex, snap: _Snapshot) -> dict[str, Any]:

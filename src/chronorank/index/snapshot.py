@@ -10,17 +10,15 @@ of an import loop.
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
+from chronorank.index.lead import lead_lengths
 from chronorank.index.records import Records
-from chronorank.index.text import analyze_many
 
 
 class VectorsPending(InvalidInput):
@@ -271,15 +269,6 @@ def _lead_terms(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray
     return term_ids[np.repeat(term_ptr[:-1], keep) + pos], ptr
 
 
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-
-
-def lead_cut(text: str, scan: int = 400) -> int:
-    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
-    m = _SENTENCE_END.search(text, 0, scan)
-    return m.start() if m else min(len(text), scan)
-
-
 def _lead_sums(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each document's lead hash (uint64) and whether it has a lead; a document's hash
     depends on its own terms only, so an append hashes the new documents alone."""
@@ -299,12 +288,6 @@ def _lead_sums(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray)
     has = keep > 0
     out[has] = sums
     return out, has
-
-
-def lead_lengths(texts: Iterable[str]) -> np.ndarray:
-    """Number of index terms in each text's first sentence or line (its title, in effect)."""
-    heads = [text[: lead_cut(text)] for text in texts]
-    return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 
 def _decay_times(times: np.ndarray, field: str) -> np.ndarray:

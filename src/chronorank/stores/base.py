@@ -53,6 +53,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.index.bm25 import BM25_B, BM25_K1
+from chronorank.index.lead import lead_lengths
+from chronorank.index.records import check_storable
 from chronorank.stores import compile as cx
 from chronorank.types import DAY, Intent, Ranking
 
@@ -264,16 +267,14 @@ def prepare_docs(
             if not isinstance(nested, Mapping):
                 raise InvalidInput(f"docs[{i}] (id={did!r}): metadata={nested!r}; it must be a dict.")
             meta.update(nested)
-        from chronorank.index.core import _check_storable
-
         where = f"docs[{i}] (id={did!r})"
         for name, value in (("id", sid), ("text", text), ("metadata", meta)):  # as the index checks them
-            _check_storable(value, f"{where}: {name}", 0)
+            check_storable(value, f"{where}: {name}", 0)
         rec: dict[str, Any] = {"id": sid, "text": text, "metadata": _jsonable(meta)}
         for name in ("date", "updated", "valid_from", "valid_to"):
             v: Any = d.get(name)
             rec[name] = v.isoformat() if hasattr(v, "isoformat") else v
-            _check_storable(rec[name], f"{where}: {name}", 0)
+            check_storable(rec[name], f"{where}: {name}", 0)
         records.append(rec)
     n = len(records)
     cols = {name: _parse_col(records, name, bad_dates) for name in ("date", "updated", "valid_from", "valid_to")}
@@ -299,7 +300,6 @@ def analyze_docs(
 ) -> tuple[list[Counter[int]], np.ndarray, list[Counter[int]], np.ndarray]:
     """Hashed term counts and lengths of each text and of its lead, as the index cuts it: the
     first ``min(terms, terms in the first sentence or line, lead_tokens)`` terms."""
-    from chronorank.index.core import lead_lengths
     from chronorank.index.text import analyze_many
 
     n = len(texts)
@@ -450,12 +450,8 @@ def bm25_doc_values(counts: Counter[int], length: float, avgdl: float, k1: float
 
 def bm25_params(k1: float | None, b: float | None) -> tuple[float, float]:
     """BM25's k1 and b; None follows the embedded index's defaults so both rank alike."""
-    if k1 is None or b is None:
-        from chronorank.index import TemporalIndex
-
-        defaults = TemporalIndex.__init__.__kwdefaults__ or {}
-        k1 = float(defaults.get("k1", 1.2)) if k1 is None else k1
-        b = float(defaults.get("b", 0.75)) if b is None else b
+    k1 = BM25_K1 if k1 is None else k1
+    b = BM25_B if b is None else b
     if not (isinstance(k1, (int, float)) and k1 >= 0 and isinstance(b, (int, float)) and 0 <= b <= 1):
         raise InvalidInput(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r} b={b!r}; e.g. k1=1.2, b=0.75.")
     return float(k1), float(b)
