@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from chronorank.errors import InvalidInput
-from chronorank.intent import _calendar as cal
 from chronorank.intent.lang import Language, detect_language, get_language
 from chronorank.intent.sensitivity import default_model, feature_names
+from chronorank.timeparse import civil as cal
+from chronorank.timeparse import resolve_now
 from chronorank.types import Anchor, Intent, Interval, Span
 
 MAX_ANALYSED_CHARS = 2048
@@ -367,6 +368,27 @@ def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
 
 # --------------------------------------------------------------------------- parse
 
+
+_last_now: tuple[str, float] | None = None
+
+
+def _resolve_now(now: Any = None) -> float:
+    """Epoch seconds for ``now`` (:func:`chronorank.timeparse.resolve_now`). Numbers pass
+    straight through and the last string resolved is remembered, since a batch of queries
+    usually shares one reference time."""
+    global _last_now
+    if isinstance(now, float) and math.isfinite(now):
+        return now
+    if isinstance(now, str):
+        last = _last_now
+        if last is not None and last[0] == now:
+            return last[1]
+    value = float(resolve_now(now))
+    if isinstance(now, str):
+        _last_now = (now, value)
+    return value
+
+
 def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     """Parse the temporal intent of ``query`` relative to ``now`` (None = the wall clock).
 
@@ -374,7 +396,7 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     """
     if not isinstance(query, str):
         raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
-    now_s = cal.resolve_now(now)
+    now_s = _resolve_now(now)
     code = detect_language(query) if lang is None else lang
     language = get_language(code)
     return _parse(query, now_s, language)
@@ -386,7 +408,7 @@ def sensitivity_features(query: str, now: Any = None, lang: str | None = None) -
         raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
     out: list[str] = []
     code = detect_language(query) if lang is None else lang
-    _parse(query, cal.resolve_now(now), get_language(code), features_out=out)
+    _parse(query, _resolve_now(now), get_language(code), features_out=out)
     return out
 
 
