@@ -55,15 +55,17 @@ Computed for all candidates at once with one sort and a running maximum.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.fusion import combine, resolve_strategy
-from chronorank.types import DAY, Intent, format_epoch
+from chronorank.kernels import get_kernel
+from chronorank.types import DAY, Intent, Interval, format_epoch
 from chronorank.validity import build_chains
 
 MISSING_POLICIES = ("neutral", "keep", "penalise", "drop", "raise")
@@ -99,8 +101,6 @@ def intent_strength(intent: Intent | None) -> float:
 
 
 def _default_kernel() -> Any:
-    from chronorank.kernels import get_kernel
-
     return get_kernel("exponential(half_life_days=180)")
 
 
@@ -122,8 +122,6 @@ class TemporalConfig:
     use_temporal_filter: bool = True
 
     def __post_init__(self) -> None:
-        from chronorank.kernels import get_kernel
-
         object.__setattr__(self, "kernel", get_kernel(self.kernel))
         object.__setattr__(self, "combine", resolve_strategy(self.combine))
         md = _MISSING_ALIASES.get(self.missing_date, self.missing_date)
@@ -323,7 +321,6 @@ def excludes_future(policy: str, now: float, wall: float | None = None) -> bool:
         return True
     if policy != "auto":
         return False
-    import time
 
     return now < (time.time() if wall is None else wall) - PAST_SKEW_S
 
@@ -534,9 +531,7 @@ def resolve_anchor(
     anchor = intent.anchor
     if anchor is None or intent.target is not None:
         return intent, ""
-    from dataclasses import replace
 
-    from chronorank.types import Interval
 
     m = np.asarray(match, dtype=np.float64)
     dated = ~np.isnan(start)

@@ -8,6 +8,7 @@ import functools
 import re
 from datetime import timedelta, timezone, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -26,7 +27,6 @@ def _tz_from_name(name: str) -> tzinfo:
         if hours <= 23 and minutes <= 59:
             sign = -1 if m.group(1) == "-" else 1
             return timezone(sign * timedelta(hours=hours, minutes=minutes))
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
         return ZoneInfo(key)
