@@ -39,7 +39,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.index.embedders import embed_queries
 from chronorank.index.snapshot import _as_matrix, _decay_times
+from chronorank.index.text import analyze
+from chronorank.intent import parse as parse_intent
+from chronorank.timeparse import resolve_now
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -273,7 +277,6 @@ def _query_vector(index: TemporalIndex, topical: str, vector: Any) -> np.ndarray
         raise InvalidInput(
             "the ANN path needs a query vector: this index has no embedder; pass vector=... ."
         )
-    from chronorank.index.embedders import embed_queries
 
     q = np.asarray(embed_queries(index.embedder, [topical])[0], dtype=np.float32)
     return q / max(float(np.linalg.norm(q)), 1e-12)
@@ -301,13 +304,9 @@ def ann_candidates(
     keywords (``keyword_weight > 0``) the exact BM25 top-``keyword_k`` is added too (BM25
     over the whole corpus is cheap: sparse postings of the query terms only).
     """
-    from chronorank.timeparse import resolve_now
-
     snap = index._snap if snap is None else snap
     now_s = float(resolve_now(now))
     if intent is None:
-        from chronorank.intent import parse as parse_intent
-
         intent = parse_intent(query, now=now_s)
     topical = (intent.topical_query or "").strip() or query
     lanes_obj = lanes_for(index, snap, **(hnsw or {}))
@@ -317,8 +316,6 @@ def ann_candidates(
     rows = lanes_obj.candidates(q, now_s, ann_k=ann_k, lanes=lanes, lane_k=lane_k, target=target)
     cfg = index.config
     if keyword_k > 0 and cfg.keyword_weight > 0:
-        from chronorank.index.text import analyze
-
         q_ids = [t for t in (index._vocab.get(w) for w in analyze(topical)) if t is not None and t < snap.n_terms]
         if q_ids:
             bm = snap.bm25(index.k1, index.b).scores(q_ids, idf_power=cfg.idf_power)

@@ -81,11 +81,14 @@ versions 0.982 -> 0.967 (benchmarks/index_quality.py).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from chronorank.errors import InvalidInput
+from chronorank.spec import format_spec, parse_spec
+from chronorank.temporal import TemporalConfig
 
 __all__ = ["IndexConfig", "FUSIONS", "DEFAULT_TEMPORAL"]
 
@@ -113,8 +116,6 @@ DEFAULT_TEMPORAL: dict[str, Any] = {"relative_recency": 0.85, "range_slope": 0.2
 
 
 def _temporal_fields() -> tuple[str, ...]:
-    from chronorank.temporal import TemporalConfig
-
     return tuple(f.name for f in dataclasses.fields(TemporalConfig))
 
 
@@ -186,8 +187,6 @@ class IndexConfig:
         known = set(_temporal_fields())
         unknown = sorted(set(self.temporal) - known)
         if unknown:
-            import difflib
-
             names = known | {f.name for f in dataclasses.fields(self)}
             close = difflib.get_close_matches(unknown[0], sorted(names), n=1, cutoff=0.75)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -201,8 +200,6 @@ class IndexConfig:
         # time); TemporalConfig is frozen, and replace() makes a new IndexConfig
         cached = self.__dict__.get("_temporal_config")
         if cached is None:
-            from chronorank.temporal import TemporalConfig
-
             cached = TemporalConfig(**self.temporal)
             object.__setattr__(self, "_temporal_config", cached)
         return cached
@@ -226,7 +223,6 @@ class IndexConfig:
             return cls()
         if isinstance(spec, IndexConfig):
             return spec
-        from chronorank.spec import parse_spec
 
         name, params = parse_spec(spec)
         if name not in ("index", "config"):
@@ -244,8 +240,6 @@ class IndexConfig:
         return cached
 
     def _format_spec(self) -> str:
-        from chronorank.spec import format_spec
-
         cfg = self.temporal_config()
         params: dict[str, Any] = {
             "fusion": self.fusion,

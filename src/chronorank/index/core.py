@@ -24,9 +24,13 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.filters import filter_mask, parse_filter
+from chronorank.fusion import weighted_rrf
 from chronorank.index import background as _bg
+from chronorank.index.ann import ann_candidates
 from chronorank.index.bm25 import BM25_B, BM25_K1
 from chronorank.index.config import IndexConfig
+from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
 from chronorank.index.records import TIME_COLUMNS
@@ -39,6 +43,20 @@ from chronorank.index.snapshot import (  # the index's arrays (these names lived
     _Snapshot,
 )
 from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
+from chronorank.index.storage import load_index
+from chronorank.index.text import acronym_expansion, encode_documents, query_acronyms, query_weights
+from chronorank.intent import parse as parse_intent
+from chronorank.intent.rules import anchor_terms, asks_past, keyword_text
+from chronorank.temporal import (
+    VERSION_CORE,
+    apply_temporal,
+    excludes_future,
+    intent_strength,
+    resolve_anchor,
+    topic_first,
+    versions_first,
+)
+from chronorank.timeparse import parse_times, resolve_now
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
@@ -165,7 +183,6 @@ class TemporalIndex:
             if background:
                 ticket = _bg.start(self).next_ticket()
             new_vecs, new_pending = self._vectors_for(old, records, given, dim, ticket)
-            from chronorank.index.text import encode_documents
 
             texts = [r["text"] for r in records]
             # the lead's length comes from the same pass (equal to lead_lengths: property test)
@@ -275,16 +292,12 @@ class TemporalIndex:
         if overrides:
             cfg = cfg.replace(**overrides)
         snap = self._snap
-        from chronorank.timeparse import resolve_now
 
         now_s = float(resolve_now(now))
         if intent is None:
-            from chronorank.intent import parse as parse_intent
-
             intent = parse_intent(query, now=now_s)
         topical = _anchor_subject((intent.topical_query or "").strip() or query, intent)
         n = len(snap)
-        from chronorank.filters import filter_mask, parse_filter
 
         flt = parse_filter(filter)
         if n == 0:
@@ -299,8 +312,6 @@ class TemporalIndex:
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
-            from chronorank.index.ann import ann_candidates
-
             opts = {} if ann is True else dict(ann)  # type: ignore[arg-type]
             ann_rows, qvec, intent, now_s = ann_candidates(
                 self, query, now_s, vector=vector, intent=intent, snap=snap, **opts
@@ -309,7 +320,6 @@ class TemporalIndex:
         terms = self._query_terms(topical)
         cut = _cut_margin(cfg, terms)
         cfg = _shaped(cfg, terms)
-        from chronorank.intent.rules import keyword_text
 
         spelled = _spell_acronyms(snap, topical)
         signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
@@ -340,7 +350,6 @@ class TemporalIndex:
         sim = _fuse(signals, cfg)
         tcfg = cfg.temporal_config()
         raw_sim = sim
-        from chronorank.temporal import apply_temporal, excludes_future, intent_strength
 
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
             scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, excludes_future(tcfg.future, now_s),
@@ -371,7 +380,6 @@ class TemporalIndex:
             # the topic cut needs the keyword signal: with cosine alone the releases of one
             # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
             # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
-            from chronorank.temporal import topic_first
 
             score, on_topic = topic_first(
                 score, raw_sim, cut, res.keep, ~res.not_yet_valid,
@@ -472,8 +480,6 @@ class TemporalIndex:
 
     def _query_terms(self, topical: str) -> int:
         """Distinct query terms the corpus knows (the query's shape, for ``_shaped``)."""
-        from chronorank.index.text import query_weights
-
         vocab = self._vocab
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
@@ -487,9 +493,6 @@ class TemporalIndex:
         say "2.0"). It reports the very change the question is framed by, so it is on the
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
-        from chronorank.intent.rules import anchor_terms
-        from chronorank.temporal import resolve_anchor
-
         if intent.anchor is None:
             return intent, "", -1
         words = anchor_terms(intent.anchor, intent.lang)
@@ -545,8 +548,6 @@ class TemporalIndex:
             qv = np.ascontiguousarray(q, dtype=np.float32)
             out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
         if cfg.keyword_weight > 0:
-            from chronorank.index.text import query_weights
-
             vocab = self._vocab
             words = topical if keywords is None else keywords
             tw = {vocab[t]: w for t, w in query_weights(words).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
@@ -612,8 +613,6 @@ class TemporalIndex:
         mmap: bool = True,
     ) -> TemporalIndex:
         """Open a saved index; ``embedder="auto"`` rebuilds the embedder it was saved with."""
-        from chronorank.index.storage import load_index
-
         return load_index(cls, path, embedder=embedder, verify=verify, mmap=mmap)
 
     # ------------------------------------------------------------------ helpers
@@ -678,7 +677,6 @@ class TemporalIndex:
                     f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
                     "embedder; give every document a vector or create the index with an embedder."
                 )
-            from chronorank.index.embed_cache import embed_documents
 
             # through the on-disk embedding cache (off: CHRONORANK_EMBED_CACHE=off), with progress
             emb = embed_documents(self.embedder, [records[i]["text"] for i in todo])
@@ -690,8 +688,6 @@ class TemporalIndex:
         return out, (pending if pending.any() else None)
 
     def _parse_times(self, records: list[dict[str, Any]]) -> np.ndarray:
-        from chronorank.timeparse import parse_times
-
         cols = np.empty((4, len(records)), dtype=np.float64)
         for c, name in enumerate(TIME_COLUMNS):
             raw = [r.get(name) for r in records]
@@ -815,8 +811,6 @@ def _title_chains(
     introduced": :func:`chronorank.intent.rules.asks_past`), and not for pages that share a
     title *and* a date (chunks of one page). Returns group codes (-1 = no chain) or None.
     """
-    from chronorank.intent.rules import asks_past
-
     if asks_past(intent.query, intent.lang):
         return None
     if snap.titles is None:
@@ -862,8 +856,6 @@ def _anchor_subject(topical: str, intent: Intent) -> str:
     anchor, and the question asks about what came after it."""
     if intent.anchor is None:
         return topical
-    from chronorank.index.text import query_weights
-    from chronorank.intent.rules import anchor_terms
 
     if len(query_weights(topical)) > 1:
         return topical
@@ -876,8 +868,6 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
     """The topical query with each acronym followed by the phrase the corpus spells it with
     ("the SLA" -> "the SLA (service level agreement)"; :func:`chronorank.index.text.acronym_expansion`),
     for both the keywords and the embedding. Looked up once per acronym and snapshot."""
-    from chronorank.index.text import acronym_expansion, query_acronyms
-
     found = query_acronyms(topical)
     if not found:
         return topical
@@ -918,8 +908,6 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     dense = signals.get("dense")
     kw = signals.get("bm25")
     if cfg.fusion == "rrf":
-        from chronorank.fusion import weighted_rrf
-
         named: dict[str, np.ndarray] = {}
         weights: dict[str, float] = {}
         if dense is not None:
@@ -1138,8 +1126,6 @@ def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray
 
 
 def _topic_rule(margin: float | None, others: list[tuple[str, float]], versions: float | None = None) -> str:
-    from chronorank.temporal import VERSION_CORE
-
     if margin is None:
         return ""
     dense = "".join(f", or {k} >= {floor:g} x the best {k}" for k, floor in others)
@@ -1236,7 +1222,6 @@ def _versions_first(
     if not versions.any():
         return score, None
     versions[first] = True
-    from chronorank.temporal import versions_first
 
     moved = versions_first(score, versions, sim, live, judge)
     return (moved, versions) if moved is not score else (score, None)

@@ -75,11 +75,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from chronorank import __version__
 from chronorank.errors import ChronorankError, CorruptIndex, InvalidInput, StoreError
-from chronorank.index.bm25 import Bm25Matrix
+from chronorank.index.bm25 import Bm25Matrix, encode_terms
 from chronorank.index.embedders import get_embedder
 from chronorank.index.snapshot import VectorsPending, _Snapshot
-from chronorank.index.text import ANALYZER_VERSION
+from chronorank.index.text import ANALYZER_VERSION, analyze_many
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -326,8 +327,6 @@ def _write_generation(
         vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
         (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
         files["vocab.json"] = tmp / "vocab.json"
-
-        from chronorank import __version__
 
         emb = index.embedder
         manifest: dict[str, Any] = {
@@ -708,8 +707,6 @@ def _load_once(
     if man.get("analyzer", 1) != ANALYZER_VERSION:
         # saved by a chronorank that analysed text differently: the records hold the texts,
         # so the keyword side is rebuilt here (the files on disk are left as they are)
-        from chronorank.index.bm25 import encode_terms
-        from chronorank.index.text import analyze_many
 
         idx._vocab = {}
         term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
