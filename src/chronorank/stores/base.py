@@ -42,6 +42,7 @@ to 1e-6). Differences from the embedded index, all explicit:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 import zlib
@@ -54,10 +55,21 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.index.bm25 import BM25_B, BM25_K1
+from chronorank.index.config import IndexConfig
 from chronorank.index.lead import lead_lengths
 from chronorank.index.records import check_storable
+from chronorank.index.text import analyze_many, query_weights
+from chronorank.intent import parse as parse_intent
 from chronorank.stores import compile as cx
-from chronorank.types import DAY, Intent, Ranking
+from chronorank.temporal import (
+    BAND_AT_END_SPLIT,
+    BAND_WEIGHTS,
+    apply_temporal,
+    excludes_future,
+    intent_strength,
+)
+from chronorank.timeparse import parse_times
+from chronorank.types import DAY, Intent, Ranking, format_epoch
 
 __all__ = [
     "Lanes",
@@ -153,8 +165,6 @@ class StoreConfig:
     lead_named: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
-        from chronorank.index.config import IndexConfig
-
         raw = self.index
         if isinstance(raw, str) and "lead_weight" in raw:
             object.__setattr__(self, "lead_named", True)
@@ -199,8 +209,6 @@ class StoreConfig:
         return cls(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
 
     def replace(self, **changes: Any) -> StoreConfig:
-        import dataclasses
-
         own = {"lanes", "missing_weight", "fallback"}
         mine = {k: v for k, v in changes.items() if k in own}
         rest = {k: v for k, v in changes.items() if k not in own}
@@ -300,8 +308,6 @@ def analyze_docs(
 ) -> tuple[list[Counter[int]], np.ndarray, list[Counter[int]], np.ndarray]:
     """Hashed term counts and lengths of each text and of its lead, as the index cuts it: the
     first ``min(terms, terms in the first sentence or line, lead_tokens)`` terms."""
-    from chronorank.index.text import analyze_many
-
     n = len(texts)
     heads = lead_lengths(texts)
     terms: list[Counter[int]] = []
@@ -351,8 +357,6 @@ def _jsonable(x: Any) -> Any:
 
 
 def _parse_col(records: list[dict[str, Any]], name: str, bad_dates: str) -> np.ndarray:
-    from chronorank.timeparse import parse_times
-
     raw = [r.get(name) for r in records]
     if not raw:
         return np.zeros(0)
@@ -433,8 +437,6 @@ def term_id(term: str) -> int:
 
 def query_terms(text: str) -> dict[int, float]:
     """Sparse query weights (:func:`chronorank.index.text.query_weights`) by term id."""
-    from chronorank.index.text import query_weights
-
     out: dict[int, float] = {}
     for t, w in query_weights(text).items():
         i = term_id(t)
@@ -605,8 +607,6 @@ def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, 
 
 def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     """Resolve intent + configuration into filters and the compiled weight expression."""
-    from chronorank.temporal import intent_strength
-
     tcfg = cfg.index.temporal_config()
     client = cfg.fallback == "client"
     mode = intent.mode
@@ -665,7 +665,6 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             cx.mul(cx.one_minus(expired), _kernel(kernel, age_of(start), client)),
             cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
         )
-        from chronorank.temporal import excludes_future
 
         if mode == "as_of" or tcfg.future == "not_yet_valid" or excludes_future(tcfg.future, now):
             # future='auto' at a past reference time: what was written later did not exist yet
@@ -694,8 +693,6 @@ def _in_force_expr(
     Band weight = base + width x kernel(age x factor); for a bounded period the first band is
     split into pages published inside it (1 - slope x fraction) and pages carried in.
     """
-    from chronorank.temporal import BAND_AT_END_SPLIT, BAND_WEIGHTS
-
     before = cx.Cond("start", "lt", ref)
     open_or_late = cx.add(cx.Cond("end", "empty"), cx.Cond("end", "ge", ref))
     at_end = cx.mul(before, open_or_late)
@@ -748,14 +745,11 @@ def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
 
 def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
     if intent is None:
-        from chronorank.intent import parse as parse_intent
-
         intent = parse_intent(query, now=now_s)
     if intent.anchor is not None and intent.target is None:
         # "before the v2 change": a store cannot date the anchor through the corpus in one
         # query (the index and the reranker do), so time is off rather than wrong; pass an
         # intent with a target (TemporalIndex.search(...).meta["intent"]) to apply it
-        import dataclasses
 
         intent = dataclasses.replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05))
     return intent
@@ -794,8 +788,6 @@ def client_score(
     plan: QueryPlan, cand: Candidates, max_bm25: float, k: int, max_lead: float = 0.0
 ) -> tuple[np.ndarray, Candidates, Any]:
     """fallback='client': apply_temporal over the pool, the index's exact semantics."""
-    from chronorank.temporal import apply_temporal
-
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
     margin, tie = plan.margin
@@ -899,7 +891,6 @@ def build_ranking(
 def _time_notes(plan: QueryPlan, cand: Candidates, i: int, client_res: Any) -> tuple[str, ...]:
     if client_res is not None:
         return tuple(client_res.note(i))
-    from chronorank.types import format_epoch
 
     s, e = float(cand.start[i]), float(cand.end[i])
     out: list[str] = []

@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, StoreError, require
+from chronorank.filters import filter_sql, parse_filter
+from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
     Candidates,
@@ -69,6 +71,7 @@ from chronorank.stores.base import (
     query_terms,
     resolve_intent,
 )
+from chronorank.timeparse import resolve_now
 from chronorank.types import Intent, Ranking
 
 __all__ = ["PgVectorStore", "SCHEMA_VERSION"]
@@ -230,7 +233,6 @@ class PgVectorStore:
         self.table = table
         self.method = method
         self.connect_timeout = int(connect_timeout)
-        from chronorank.index.embedders import get_embedder
 
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
@@ -683,7 +685,6 @@ class PgVectorStore:
         ``WHERE`` clause ANDed into every lane (and the exact scan).
         """
         check_query(query, k)
-        from chronorank.filters import parse_filter
 
         user_filter = parse_filter(filter)
         method = method or self.method
@@ -691,7 +692,6 @@ class PgVectorStore:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
         cfg = self.config.replace(**overrides) if overrides else self.config
         lanes = lanes or cfg.lanes
-        from chronorank.timeparse import resolve_now
 
         now_s = float(resolve_now(now))
         intent = resolve_intent(query, now_s, intent)
@@ -747,8 +747,6 @@ class PgVectorStore:
         ``_query_sparse``); given, the exact scan scores those rows apart and every row without
         sparse products (the same ranking, less work per row).
         """
-        from chronorank.filters import filter_sql
-
         own = self._source is None
         vt, wt = (f"{self.table}{VEC}", self.table) if own else ("src", "src")
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}

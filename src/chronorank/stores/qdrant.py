@@ -38,12 +38,15 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, require
+from chronorank.filters import filter_qdrant
+from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
     Candidates,
     Lanes,
     QueryPlan,
     StoreConfig,
+    as_matrix,
     bm25_doc_values,
     bm25_idf,
     bm25_params,
@@ -60,6 +63,8 @@ from chronorank.stores.base import (
     query_terms,
     resolve_intent,
 )
+from chronorank.stores.qdrant_edge import EdgeClient
+from chronorank.timeparse import resolve_now
 from chronorank.types import Intent, Ranking, epoch_to_datetime
 
 __all__ = ["QdrantStore", "SCHEMA_VERSION"]
@@ -129,8 +134,6 @@ class QdrantStore:
             raise InvalidInput("edge_path= runs Qdrant in this process; pass it without url/path/location/client.")
         if client is None:
             if edge_path is not None:
-                from chronorank.stores.qdrant_edge import EdgeClient
-
                 client = EdgeClient(edge_path)
             elif url is not None:
                 client = qc.QdrantClient(url=url, api_key=api_key, timeout=timeout)
@@ -140,7 +143,6 @@ class QdrantStore:
                 client = qc.QdrantClient(location=location or ":memory:")
         self.client = client
         self.collection = collection
-        from chronorank.index.embedders import get_embedder
 
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
@@ -379,12 +381,10 @@ class QdrantStore:
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         """
         check_query(query, k)
-        from chronorank.filters import filter_qdrant
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
         cfg = self.config.replace(**overrides) if overrides else self.config
         lanes = lanes or cfg.lanes
-        from chronorank.timeparse import resolve_now
 
         now_s = float(resolve_now(now))
         intent = resolve_intent(query, now_s, intent)
@@ -480,8 +480,6 @@ class QdrantStore:
         return cx.to_qdrant(expr, fields), defaults
 
     def _query_vector(self, topical: str, vector: Any, plan: QueryPlan, lanes: Lanes) -> list[float] | None:
-        from chronorank.stores.base import as_matrix
-
         if vector is not None:
             return as_matrix(vector, self.dim, "vector")[0].astype(np.float64).tolist()
         if self.embedder is None:
