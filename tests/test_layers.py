@@ -208,6 +208,30 @@ def test_the_root_package_imports_nothing_of_its_own():
     assert [e for e in EDGES if e[0] == PACKAGE] == []
 
 
+def _function_local(path: Path) -> Iterator[ast.ImportFrom | ast.Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    yield node
+
+
+def test_the_ground_and_time_layers_are_imported_at_the_top():
+    # numpy-only and loaded by everything above them: an import inside a function saves
+    # nothing (the CLI's commands keep theirs lazy for ``--help``)
+    ground = {r for r, (name, _) in enumerate(LAYERS) if name in ("ground", "time")}
+    late = []
+    for name, (path, is_pkg) in MODS.items():
+        if name.startswith(("chronorank.commands", "chronorank.cli")):
+            continue
+        for node in _function_local(path):
+            for target in _targets(node, name, is_pkg, MODS):
+                if layer_of(target, LAYERS, PACKAGE) in ground:
+                    late.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert late == [], "move these imports to the top of their module"
+
+
 def test_the_checks_find_a_loop_and_an_upward_arrow(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "low").mkdir(parents=True)
