@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,15 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.datasets import epoch_seconds, to_epoch
+from chronorank.eval.metrics import parse_metric
+from chronorank.eval.plots import plot_strength
+from chronorank.intent import LexicalGate, parse
+from chronorank.kernels import get_kernel
+from chronorank.rerank import TemporalReranker
+from chronorank.spec import format_spec, parse_spec
+from chronorank.temporal import TemporalConfig, TemporalPlan, intent_strength, temporal_geometry
+from chronorank.timeparse import parse_times
 
 __all__ = [
     "FitResult",
@@ -115,16 +125,11 @@ def _as_fit_query(q: Any, i: int) -> FitQuery:
         elif isinstance(raw_now, (int, float)):
             now = float(raw_now)
         else:
-            from chronorank.eval.datasets import to_epoch
-
             now = to_epoch(raw_now, field="reference_date")
     else:
-        from chronorank.eval.datasets import to_epoch
-
         now = to_epoch(q.get("now", q.get("reference_date")), field="reference_date")
         if math.isnan(now):
             raise InvalidInput(f"queries[{i}] needs 'ages' (days) or 'times' plus 'now' (the reference date).")
-        from chronorank.timeparse import parse_times
 
         t = parse_times(list(q.get("times", [])), strict=True)
         ages = (now - t) / DAY
@@ -164,8 +169,6 @@ def prepare_queries(
     ``retrieve(query_record) -> (ids, scores)`` or ``-> (ids, scores, signals)`` supplies
     each query's candidates and similarity (see :mod:`chronorank.eval.benchmark`).
     """
-    from chronorank.eval.datasets import epoch_seconds, to_epoch
-
     times = epoch_seconds(corpus, date_field)
     pos = {d["id"]: i for i, d in enumerate(corpus)}
     out = []
@@ -328,8 +331,6 @@ class FitResult:
     @property
     def spec(self) -> str:
         """The configuration in the one spec grammar, e.g. ``reranker(kernel="...", ...)``."""
-        from chronorank.spec import format_spec
-
         params: dict[str, Any] = {
             "kernel": self.kernel, "combine": self.combine, "strength": self.strength, "gate": self.gate,
         }
@@ -341,8 +342,6 @@ class FitResult:
 
     def build(self, **overrides: Any) -> Any:
         """A ready :class:`chronorank.TemporalReranker` with the fitted settings."""
-        from chronorank.rerank import TemporalReranker
-
         kwargs: dict[str, Any] = {
             "kernel": self.kernel, "strength": self.strength, "combine": self.combine,
             "gate": _reranker_gate(self.gate),
@@ -387,16 +386,12 @@ def _reranker_gate(gate: bool | str) -> Any:
     if gate == "intent":
         return True
     if gate is True:
-        from chronorank.intent import LexicalGate
-
         lexical = LexicalGate()
         return lambda query: float(lexical(query))
     return False
 
 
 def _parse_metric(metric: str) -> tuple[str, int]:
-    from chronorank.eval.metrics import parse_metric
-
     m = parse_metric(metric)
     if m.name in ("stale", "age"):
         raise InvalidInput(f"metric={metric!r} cannot be maximised; fit on ndcg@k, recall@k, hit_rate@k or mrr@k.")
@@ -404,8 +399,6 @@ def _parse_metric(metric: str) -> tuple[str, int]:
 
 
 def _kernel_settings(space: Mapping[str, Any]) -> list[str]:
-    from chronorank.spec import format_spec
-
     kernels = space.get("kernels")
     if not kernels:
         raise InvalidInput("space['kernels'] is empty; give e.g. {'exponential': {'half_life_days': [30, 90]}}.")
@@ -446,9 +439,6 @@ def _ideal(fq: list[FitQuery], k: int) -> tuple[np.ndarray, np.ndarray]:
 def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
     need = [q for q in fq if q.sensitivity is None]
     if need:
-        from chronorank.intent import parse
-        from chronorank.temporal import intent_strength
-
         for q in need:
             it = parse(q.query, now=None if math.isnan(q.now) else q.now)
             q.sensitivity = intent_strength(it)
@@ -491,9 +481,6 @@ def _intent_geometry(
     (weight = kernel(age) x multiplier + offset: the in-force bands of a period question).
     One Python pass over queries (not over trials): each kernel then scores all at once.
     """
-    from chronorank.intent import parse
-    from chronorank.temporal import TemporalConfig, TemporalPlan, temporal_geometry
-
     n, m = sim.shape
     kage = np.full((n, m), np.nan)
     mult = np.ones((n, m))
@@ -531,8 +518,6 @@ def _best(mean: np.ndarray, table: Mapping[str, Any]) -> tuple[int, int]:
     Scores within 1e-9 of the best count as tied (they differ only by float rounding). The
     gentlest setting changes the ranking least, so the data gives no reason for more.
     """
-    from chronorank.kernels import get_kernel
-
     tied = np.flatnonzero(mean >= np.nanmax(mean) - 1e-9)
     if tied.size == 1:
         return int(tied[0]), 1
@@ -568,7 +553,6 @@ def score_space(
         raise InvalidInput("queries is empty; fitting needs at least one labelled query.")
     space = dict(DEFAULT_SPACE if space is None else space)
     name, k = _parse_metric(metric)
-    from chronorank.kernels import get_kernel
 
     padded = _pad(fq)
     idcg, n_rel = _ideal(fq, k)
@@ -667,8 +651,6 @@ def fit(
     queries (choose on k-1 folds, score the left-out fold), seeded by ``seed``.
     Ties are reported (``ties``) and broken by :data:`TIE_RULE`.
     """
-    import time
-
     t0 = time.perf_counter()
     table, matrix = score_space(queries, space, metric, missing_date=missing_date, progress=progress)
     n_q = matrix.shape[1]
@@ -714,10 +696,8 @@ def fit_strength(
 ) -> dict[float, float]:
     """Metric as a function of strength in ``linspace(0, 1, resolution)``; optional PNG plot."""
     strengths = np.round(np.linspace(0.0, 1.0, int(resolution)), 6)
-    from chronorank.kernels import get_kernel
 
     spec = repr(get_kernel(kernel))  # kernels' repr() is their spec string
-    from chronorank.spec import parse_spec
 
     kname, kparams = parse_spec(spec)
     space = {"kernels": {kname: {p: [v] for p, v in kparams.items()}}, "combine": [combine],
@@ -725,8 +705,6 @@ def fit_strength(
     table, _ = score_space(queries, space, metric)
     curve = {float(s): float(v) for s, v in zip(table["strength"], table["score"])}
     if plot:
-        from chronorank.eval.plots import plot_strength
-
         plot_strength(curve, plot, title=f"{spec} via {combine}", metric=metric)
     return curve
 
@@ -744,8 +722,6 @@ def suggest_half_life(
     :func:`fit`, which tries multiples of it, not an optimum. Undated entries are ignored;
     with no dated entry the answer is 180 days.
     """
-    from chronorank.eval.datasets import to_epoch
-
     t = np.array([to_epoch(d) if not isinstance(d, (int, float)) else float(d) for d in dates], dtype=np.float64)
     t = t[~np.isnan(t)]
     if t.size == 0:

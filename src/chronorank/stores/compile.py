@@ -29,7 +29,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from chronorank.errors import InvalidInput
+from chronorank.errors import InvalidInput, require
 
 __all__ = [
     "COMPILABLE_KERNELS",
@@ -245,8 +245,6 @@ def evaluate(expr: Expr, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
 def to_qdrant(expr: Expr, fields: Mapping[str, str]) -> Any:
     """A ``qdrant_client.models`` expression; ``fields`` maps input names to payload keys
     or ``$score[i]``. Conditions become payload field conditions (range / is_empty)."""
-    from chronorank.errors import require
-
     m = require("qdrant_client.models", extra="qdrant", package="qdrant-client")
     return _qd(expr, fields, m)
 
