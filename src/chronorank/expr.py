@@ -374,6 +374,15 @@ def _text(expr: Expr, outer: int) -> str:
         return f"({expr.name} is missing)" if expr.op == "empty" else f"({expr.name} {_SYMBOL[expr.op].strip()} {_num(expr.value)})"
     op, a = expr.op, expr.args
     prec = _PREC.get(op, 6)
+    if op == "exp" and isinstance(a[0], Op) and len(a[0].args) == 2 and isinstance(a[0].args[0], Const):
+        # the log-space forms read as what they compute: (1 + x) ** c, e^c / (1 + exp(x))
+        c, inner = a[0].args[0].value, a[0].args[1]
+        if a[0].op == "mult" and isinstance(inner, Op) and inner.op == "log1p":
+            s = f"(1 + {_text(inner.args[0], 2)}) ** {_num(c)}"
+            return f"({s})" if outer > 5 else s
+        if a[0].op == "sub" and isinstance(inner, Op) and inner.op == "softplus":
+            s = f"{_num(np.exp(c))} / (1 + exp({_text(inner.args[0], 0)}))"
+            return f"({s})" if outer > 3 else s
     if op in _SYMBOL:
         # left-associative: a right operand of the same precedence keeps its parentheses
         parts = [_text(a[0], prec)] + [_text(x, prec + (op in ("sub", "div"))) for x in a[1:]]
@@ -386,7 +395,8 @@ def _text(expr: Expr, outer: int) -> str:
         s = f"{_text(a[1], 1)} if {_text(a[0], 1)} else {_text(a[2], 0)}"
     elif op == "interp":
         pts = ", ".join(f"({x:g}, {y:g})" for x, y in zip(*expr.params))
-        s = f"linear through [{pts}] at {_text(a[0], 0)}"
+        at = "" if isinstance(a[0], Var) and a[0].name == "age" else f" at {_text(a[0], 0)}"
+        s = f"linear through [{pts}]{at}"
         prec = 0
     elif op == "log1p":
         s, prec = f"ln(1 + {_text(a[0], 2)})", 6

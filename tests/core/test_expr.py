@@ -91,6 +91,9 @@ def test_text_reads_like_the_formula() -> None:
     assert ex.to_text(ex.exp(ex.neg(ex.power(ex.div(age, 90.0), 2.0)))) == "exp(-(age / 90) ** 2)"
     assert ex.to_text(ex.sub(age, ex.sub(1.0, age))) == "age - (1 - age)"
     assert ex.to_text(ex.where(ex.lt(age, 7.0), 1.0, ex.log1p(age))) == "1 if age < 7 else ln(1 + age)"
+    # log-space forms print as what they compute
+    assert ex.to_text(ex.exp(ex.mul(-1.5, ex.log1p(ex.div(age, 30.0))))) == "(1 + age / 30) ** -1.5"
+    assert ex.to_text(ex.exp(ex.sub(math.log(2.0), ex.softplus(age)))) == "2 / (1 + exp(age))"
 
 
 def test_unknown_operator_is_an_error() -> None:

@@ -29,4 +29,4 @@ class Linear(BaseKernel):
         return self.zero_at * (1.0 - self.target_raw)
 
     def expr(self, age: ex.Expr) -> ex.Expr:
-        return ex.maximum(ex.sub(1.0, ex.div(age, self.zero_at)), 0.0)
+        return ex.maximum(0.0, ex.sub(1.0, ex.div(age, self.zero_at)))
