@@ -53,6 +53,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.fusion.strategies import STRATEGIES
 from chronorank.stores import compile as cx
 from chronorank.types import DAY, Intent, Ranking
 
@@ -66,7 +67,8 @@ __all__ = [
 ]
 
 FALLBACKS = ("error", "client")
-SERVER_COMBINES = ("gated_multiply", "multiply")
+#: the fusion strategies an engine can evaluate (they compare no candidates)
+SERVER_COMBINES = tuple(name for name, strat in STRATEGIES.items() if strat.engine)
 
 
 @runtime_checkable
@@ -590,8 +592,6 @@ def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, 
     """The fusion strategy's own expression (:mod:`chronorank.fusion`) over the engine's
     similarity and weight: gated_multiply f = 1 - s + s*w, multiply f = w**s, negatives scaled by
     (2 - f). ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
-    from chronorank.fusion.strategies import STRATEGIES
-
     strat = STRATEGIES.get(strategy)
     if strat is None or not strat.engine:
         raise InvalidInput(
