@@ -7,9 +7,8 @@ leading axis. Top-k comes from ``argpartition`` and nDCG from a dot product with
 discount vector. Python loops run over kernel settings, strategies (code paths) and
 fusion-weight settings only -- never over trials or queries.
 
-The batched strategies below reproduce :func:`chronorank.fusion.combine` row by row
-(a test checks the equality); the batch form exists because ``combine`` takes one
-query's 1-D arrays.
+The strategies are :func:`chronorank.fusion.combine`'s own expressions, evaluated with the
+strength broadcast on the leading axis (:func:`batched_combine`).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from chronorank.errors import InvalidInput
 from chronorank.eval.datasets import epoch_seconds, to_epoch
 from chronorank.eval.metrics import parse_metric
 from chronorank.eval.plots import plot_strength
+from chronorank.fusion.strategies import STRATEGIES
 from chronorank.intent import LexicalGate, parse
 from chronorank.kernels import get_kernel
 from chronorank.rerank import TemporalReranker
@@ -194,19 +194,6 @@ def prepare_queries(
 # --------------------------------------------------------------------------- batched maths
 
 
-def _competition_rank_rows(x: np.ndarray) -> np.ndarray:
-    """1-based descending competition rank along the last axis (ties share the best rank)."""
-    order = np.argsort(-x, axis=-1, kind="stable")
-    s = np.take_along_axis(x, order, axis=-1)
-    n = x.shape[-1]
-    is_new = np.ones(s.shape, dtype=bool)
-    is_new[..., 1:] = s[..., 1:] != s[..., :-1]
-    first = np.maximum.accumulate(np.where(is_new, np.arange(n), 0), axis=-1) + 1
-    ranks = np.empty(x.shape, dtype=np.float64)
-    np.put_along_axis(ranks, order, first.astype(np.float64), axis=-1)
-    return ranks
-
-
 def _ordinal_rank_rows(x: np.ndarray) -> np.ndarray:
     """1-based descending rank along the last axis, ties by position, NaN/-inf last."""
     order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
@@ -215,48 +202,20 @@ def _ordinal_rank_rows(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _demote(sim: np.ndarray, factor: np.ndarray) -> np.ndarray:
-    return np.where(sim >= 0, sim * factor, sim * (2.0 - factor))
-
-
 def batched_combine(
     sim: np.ndarray, decay: np.ndarray, strategy: str, strength: np.ndarray, valid: np.ndarray | None = None
 ) -> np.ndarray:
     """``combine`` over rows: ``sim``/``decay`` broadcast to ``(..., N, M)``, ``strength`` to ``(..., N, 1)``.
 
-    gated_multiply ``sim*(1-s+s*decay)``; multiply ``sim*decay**s``; linear
+    The strategy's one expression (:mod:`chronorank.fusion`) evaluated with ``s`` broadcast over
+    the configurations: gated_multiply ``sim*(1-s+s*decay)``; multiply ``sim*decay**s``; linear
     ``(1-s)*minmax_row(sim)+s*decay``; rrf ``1/(60+rank(sim)) + s/(60+rank(decay))``.
     ``valid`` masks padded candidates out of min-max and rank computations.
     """
-    s = strength
-    if strategy == "gated_multiply":
-        with np.errstate(invalid="ignore"):
-            out = _demote(sim, 1.0 - s + s * decay)
-    elif strategy == "multiply":
-        with np.errstate(invalid="ignore"):
-            out = _demote(sim, np.power(decay, s))
-    elif strategy == "linear":
-        if valid is None:
-            lo = sim.min(axis=-1, keepdims=True)
-            hi = sim.max(axis=-1, keepdims=True)
-        else:
-            lo = np.where(valid, sim, np.inf).min(axis=-1, keepdims=True)
-            hi = np.where(valid, sim, -np.inf).max(axis=-1, keepdims=True)
-        span = hi - lo
-        with np.errstate(invalid="ignore", divide="ignore"):
-            norm = np.where(span > 0, (sim - lo) / np.where(span > 0, span, 1.0), 1.0)
-            out = (1.0 - s) * norm + s * decay
-    elif strategy == "rrf":
-        if valid is not None:
-            sim = np.where(valid, sim, -np.inf)
-            decay = np.where(valid, decay, -np.inf)
-        rs = _competition_rank_rows(sim)
-        rd = _competition_rank_rows(decay)
-        out = 1.0 / (RRF_K + rs) + s / (RRF_K + rd)
-    else:
+    strat = STRATEGIES.get(strategy)
+    if strat is None:
         raise InvalidInput(f"combine={strategy!r} is not a known strategy; use one of {list(STRATEGY_NAMES)}")
-    # strength 0 returns the similarity unchanged, exactly as chronorank.fusion.combine does
-    return np.where(np.asarray(s) == 0.0, np.broadcast_to(sim, out.shape), out)
+    return strat(sim, decay, np.asarray(strength, dtype=np.float64), valid)
 
 
 def _topk_metric(

@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.fusion.strategies import STRATEGIES
 from chronorank.index.bm25 import BM25_B, BM25_K1
 from chronorank.index.config import IndexConfig
 from chronorank.index.lead import lead_lengths
@@ -82,7 +83,8 @@ __all__ = [
 ]
 
 FALLBACKS = ("error", "client")
-SERVER_COMBINES = ("gated_multiply", "multiply")
+#: the fusion strategies an engine can evaluate (they compare no candidates)
+SERVER_COMBINES = tuple(name for name, strat in STRATEGIES.items() if strat.engine)
 
 
 @runtime_checkable
@@ -602,7 +604,7 @@ class QueryPlan:
 
     def weights(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """The decay weight numpy evaluates from the same expression the engine runs."""
-        w = cx.evaluate(self.weight, {"start": start, "end": end})
+        w = cx.evaluate(cx.lower(self.weight), {"start": start, "end": end})
         return np.broadcast_to(w, start.shape).astype(np.float64)
 
     def ages(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -616,24 +618,16 @@ class QueryPlan:
 
 
 def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, nonneg: bool = False) -> cx.Expr:
-    """gated_multiply: f = 1 - s + s*w; multiply: f = w**s; negatives scaled by (2 - f).
-    ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
-    if strength == 0.0:
-        return sim
-    if strategy == "gated_multiply":
-        f = cx.add(1.0 - strength, cx.mul(strength, weight)) if strength != 1.0 else weight
-    elif strategy == "multiply":
-        f = cx.power(weight, strength) if strength != 1.0 else weight
-    else:
+    """The fusion strategy's own expression (:mod:`chronorank.fusion`) over the engine's
+    similarity and weight: gated_multiply f = 1 - s + s*w, multiply f = w**s, negatives scaled by
+    (2 - f). ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
+    strat = STRATEGIES.get(strategy)
+    if strat is None or not strat.engine:
         raise InvalidInput(
             f"combine={strategy!r} needs statistics over every candidate and cannot run inside the "
             f"engine; use one of {list(SERVER_COMBINES)} or fallback='client'."
         )
-    if nonneg:
-        return cx.mul(sim, f)
-    pos = cx.mul(cx.maximum(sim, 0.0), f)
-    negp = cx.mul(cx.minimum(sim, 0.0), cx.add(2.0, cx.neg(f)))
-    return cx.add(pos, negp)
+    return strat.expr(sim, weight, strength, nonneg=nonneg)
 
 
 def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
@@ -763,7 +757,7 @@ def lead_share(index_cfg: Any) -> float:
 
 
 def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
-    if client and getattr(kernel, "name", None) not in cx.COMPILABLE_KERNELS:
+    if client and not cx.compiles(kernel):
         return cx.Const(1.0)  # unused: client scoring calls the kernel itself
     return cx.kernel_expr(kernel, age)
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, require
 from chronorank.filters import filter_qdrant
+from chronorank.fusion.strategies import STRATEGIES
 from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
@@ -616,9 +617,9 @@ class QdrantStore:
         bm25 = np.zeros(n)
         wd, wk, wl = plan.sim_weights(max_bm25, max_lead if lq else 0.0)
         if wk > 0:
-            w = plan.weights(start, end)
-            s = plan.strength
-            f = (1 - s + s * w) if plan.config.combine == "gated_multiply" else np.power(w, s)
+            # the strategy's factor, as the engine multiplied the similarity by it
+            fx = STRATEGIES[plan.config.combine].factor_expr(cx.Var("w", None), plan.strength)
+            f = cx.evaluate(fx if fx is not None else cx.Const(1.0), {"w": plan.weights(start, end)})
             total = wd + wk + wl
             known = wd / total * np.clip(np.nan_to_num(cos), 0, 1)
             if wl > 0:
