@@ -171,7 +171,7 @@ def load_domains(names: Sequence[str] | None = None, *, quick: int = 0) -> dict[
 
 def build(domains: Mapping[str, Domain], embedder: Any) -> dict[str, float]:
     """Index every domain once with ``embedder`` (cached vectors); returns build seconds."""
-    from chronorank.index.evaluation import index_for_benchmark
+    from chronorank.eval.index_eval import index_for_benchmark
 
     took = {}
     for d in domains.values():
@@ -184,7 +184,7 @@ def build(domains: Mapping[str, Domain], embedder: Any) -> dict[str, float]:
 
 def score_row(domains: Mapping[str, Domain], config: Any = None, **overrides: Any) -> dict[str, dict[str, Any]]:
     """nDCG@10 per domain / query set / kind for one index configuration."""
-    from chronorank.index.evaluation import evaluate_index
+    from chronorank.eval.index_eval import evaluate_index
 
     out: dict[str, dict[str, Any]] = {}
     for d in domains.values():

@@ -51,8 +51,8 @@ DURING = 5
 def child(data: Path, out: Path, first_only: bool = False) -> None:
     """The measured process: everything from its imports on counts."""
     from chronorank.eval.datasets import load_benchmark
+    from chronorank.eval.index_eval import _DOC_FIELDS, evaluate_index
     from chronorank.index import TemporalIndex
-    from chronorank.index.evaluation import _DOC_FIELDS, evaluate_index
 
     t_import = time.time()
     corpus, queries = load_benchmark(data)

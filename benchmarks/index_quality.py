@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "index_quality.json"))
     args = ap.parse_args(argv)
 
+    from chronorank.eval.index_eval import evaluate_index, index_for_benchmark
     from chronorank.index import get_embedder
-    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
 
     inner = get_embedder(args.embedder)
     emb = None if inner is None else _Cached(inner, args.embedder)

@@ -30,8 +30,8 @@ SHARES = (0.0, 0.25, 0.5, 0.75)
 
 def main() -> None:
     from chronorank.eval.datasets import load_benchmark
+    from chronorank.eval.index_eval import _DOC_FIELDS, evaluate_index
     from chronorank.index import TemporalIndex, core
-    from chronorank.index.evaluation import _DOC_FIELDS, evaluate_index
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "news-dev"))

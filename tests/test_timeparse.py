@@ -202,7 +202,7 @@ def test_tz_for_naive_values():
 
 
 def test_resolve_now(monkeypatch):
-    import chronorank.timeparse as tp
+    import chronorank.timeparse.scalar as tp
 
     monkeypatch.setattr(tp._time, "time", lambda: 1234.5)
     assert resolve_now(None) == 1234.5

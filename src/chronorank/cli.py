@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from chronorank import __version__
 from chronorank.commands import COMMANDS
 from chronorank.errors import ChronorankError
 
@@ -30,7 +31,6 @@ def _build_parser(only: str | None) -> tuple[argparse.ArgumentParser, argparse.A
         description="Time-aware retrieval for RAG.",
         epilog=EPILOG,
     )
-    from chronorank import __version__
 
     parser.add_argument("--version", action="version", version=f"chronorank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -34,7 +34,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from chronorank.errors import InvalidInput
+from chronorank.errors import InvalidInput, require
 
 __all__ = ["And", "Cond", "FieldColumn", "Filter", "Or", "and_filters", "filter_mask", "filter_qdrant", "filter_sql", "parse_filter"]
 
@@ -274,7 +274,6 @@ def filter_qdrant(flt: Any, prefix: str = "metadata.") -> Any:
     tree = parse_filter(flt)
     if tree is None:
         return None
-    from chronorank.errors import require
 
     m = require("qdrant_client.models", extra="qdrant", package="qdrant-client")
 

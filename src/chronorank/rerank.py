@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -15,14 +16,22 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.intent import parse
+from chronorank.intent.rules import anchor_terms
+from chronorank.kernels import get_kernel
 from chronorank.temporal import (
     VERSION_CORE,
     TemporalConfig,
     TemporalPlan,
     TemporalResult,
     apply_temporal,
+    resolve_anchor,
+    topic_first,
+    versions_first,
 )
+from chronorank.timeparse import _MIN_TS, parse_times, resolve_now
 from chronorank.types import Intent, Ranking, _FieldColumn
+from chronorank.validity import group_codes, resolve_group_keys
 
 GateLike = bool | float | Callable[[str], float] | Any
 BAD_SCORE_POLICIES = ("raise", "drop", "zero")
@@ -84,8 +93,6 @@ class TemporalReranker:
         topical_margin: float | None = None,
         **kernel_params: Any,
     ) -> None:
-        from chronorank.kernels import get_kernel
-
         k = get_kernel(kernel, **kernel_params) if (kernel_params or kernel is not None) else get_kernel()
         self.config = TemporalConfig(
             kernel=k,
@@ -148,8 +155,6 @@ class TemporalReranker:
 
     def intent(self, query: str, now: Any = None) -> Intent:
         """The temporal intent the reranker applies to ``query`` at ``now``."""
-        from chronorank.timeparse import resolve_now
-
         now_s = resolve_now(now)
         return self._intent(query, now_s)
 
@@ -158,8 +163,6 @@ class TemporalReranker:
         q = "" if query is None else str(query)
         if gate is True:
             if self._lexical is None:
-                from chronorank.intent import parse
-
                 self._lexical = parse
             return self._lexical(q, now=now_s)
         if gate is False or gate is None:
@@ -240,8 +243,6 @@ class TemporalReranker:
         vt = self._column(items, self.valid_to_field, None, keys)
         groups = None
         if self.group_key is not None:
-            from chronorank.validity import group_codes, resolve_group_keys
-
             groups = group_codes(resolve_group_keys(items, self.group_key))
         return self._rerank(
             query, scores_raw, dates if dates is not None else [None] * n, ids=ids, payloads=items,
@@ -283,8 +284,6 @@ class TemporalReranker:
         groups: Any,
         distinct: int | None = None,
     ) -> Ranking:
-        from chronorank.timeparse import resolve_now
-
         now_s = resolve_now(now)
         sim, ok = self._scores(scores, ids)
         t = self._times(times)
@@ -325,14 +324,11 @@ class TemporalReranker:
         )
         on_topic = None
         if self.topical_margin is not None and n:
-            from chronorank.temporal import topic_first
-
             keep = res.keep if ok is None else res.keep & ok
             score, on_topic = topic_first(res.score, sim, self.topical_margin, keep, ~res.not_yet_valid)
             if g is not None and keep.any():
                 # the first hit's version chain ranks above the pages much less similar, as in
                 # the index (chronorank.temporal.versions_first; here from the group key only)
-                from chronorank.temporal import versions_first
 
                 first = int(np.argmax(np.where(keep, score, -np.inf)))
                 if g[first] >= 0:
@@ -360,11 +356,6 @@ class TemporalReranker:
     ) -> tuple[Intent, str]:
         """Date "before / after <version or event>" by the candidates whose text names it: the
         share of the anchor's words each text contains (one pass, only for such queries)."""
-        import re
-
-        from chronorank.intent.rules import anchor_terms
-        from chronorank.temporal import resolve_anchor
-
         if intent.anchor is None:
             return intent, ""
         words = set(re.findall(r"\w+(?:\.\w+)*", anchor_terms(intent.anchor, intent.lang).lower()))
@@ -455,7 +446,6 @@ class TemporalReranker:
         # input (a float64 array of millisecond timestamps, 1e300, inf) -- but an array whose
         # finite values are all plain in-range seconds (the common case) is used as it is,
         # after two NaN-skipping reductions instead of parse_times' per-element unit pass
-        from chronorank.timeparse import _MIN_TS, parse_times
 
         if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 1 and values.size:
             out = values.astype(np.float64, copy=False)

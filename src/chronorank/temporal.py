@@ -55,14 +55,18 @@ Computed for all candidates at once with one sort and a running maximum.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from chronorank.errors import InvalidInput
 from chronorank.fusion import combine, resolve_strategy
+from chronorank.intent import parse as parse_intent
+from chronorank.kernels import get_kernel
+from chronorank.timeparse import resolve_now
 from chronorank.types import DAY, Intent, Interval, format_epoch
 from chronorank.validity import build_chains
 
@@ -99,8 +103,6 @@ def intent_strength(intent: Intent | None) -> float:
 
 
 def _default_kernel() -> Any:
-    from chronorank.kernels import get_kernel
-
     return get_kernel("exponential(half_life_days=180)")
 
 
@@ -122,8 +124,6 @@ class TemporalConfig:
     use_temporal_filter: bool = True
 
     def __post_init__(self) -> None:
-        from chronorank.kernels import get_kernel
-
         object.__setattr__(self, "kernel", get_kernel(self.kernel))
         object.__setattr__(self, "combine", resolve_strategy(self.combine))
         md = _MISSING_ALIASES.get(self.missing_date, self.missing_date)
@@ -333,12 +333,8 @@ def prepare_query(
     """
     check_query(query, k)
     cfg = config.replace(**overrides) if overrides else config
-    from chronorank.timeparse import resolve_now
-
     now_s = float(resolve_now(now))
     if intent is None:
-        from chronorank.intent import parse as parse_intent
-
         intent = parse_intent(query, now=now_s)
     if not date_anchors:
         intent = without_undated_anchor(intent)
@@ -524,7 +520,6 @@ def excludes_future(policy: str, now: float, wall: float | None = None) -> bool:
         return True
     if policy != "auto":
         return False
-    import time
 
     return now < (time.time() if wall is None else wall) - PAST_SKEW_S
 
@@ -752,9 +747,7 @@ def resolve_anchor(
     anchor = intent.anchor
     if anchor is None or intent.target is not None:
         return intent, ""
-    from dataclasses import replace
 
-    from chronorank.types import Interval
 
     m = np.asarray(match, dtype=np.float64)
     dated = ~np.isnan(start)

@@ -505,7 +505,7 @@ def test_the_first_hits_version_chain_stays_above_a_less_similar_page(monkeypatc
     # the 2020 SLA was replaced inside the period, the incident report published in it: time
     # alone ranks the report second (the rule switched off)
     with monkeypatch.context() as m:
-        m.setattr("chronorank.temporal.versions_first", lambda score, *a, **k: score)
+        m.setattr("chronorank.rerank.versions_first", lambda score, *a, **k: score)  # where it is used
         assert keyed.rerank(q, docs, now="2026-08-20").ranked_ids == ["sla-2025", "incident", "sla-2020"]
     ranked = keyed.rerank(q, docs, now="2026-08-20")
     assert ranked.ranked_ids == ["sla-2025", "sla-2020", "incident"]

@@ -71,6 +71,8 @@ def test_vectorised_equals_per_trial_loop():
 
 @pytest.mark.parametrize("strategy", ["gated_multiply", "multiply", "linear", "rrf"])
 def test_batched_combine_matches_fusion_combine(strategy):
+    """The fit grid renders each strategy's one expression with the strength broadcast over
+    configurations: row by row it is ``combine``."""
     rng = np.random.default_rng(3)
     sim = np.round(rng.normal(0.3, 0.4, (5, 12)), 1)  # ties and negatives
     dec = np.round(rng.random((5, 12)), 1)

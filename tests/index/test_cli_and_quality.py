@@ -108,7 +108,7 @@ def test_minilm_batches_agree_with_single_texts(minilm):
 @pytest.mark.slow  # embeds 242 release notes with MiniLM
 def test_release_benchmark_ndcg_at_least_0_90(cached_minilm, release_corpus):
     from chronorank.eval.datasets import release_benchmark_from_snapshot
-    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
+    from chronorank.eval.index_eval import evaluate_index, index_for_benchmark
 
     corpus, queries = release_benchmark_from_snapshot(release_corpus)
     assert len(queries) == 13
@@ -128,7 +128,7 @@ def test_changelogs_per_kind(cached_minilm):
     shared_dir = conf.shared_dir
 
     from chronorank.eval.datasets import load_benchmark
-    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
+    from chronorank.eval.index_eval import evaluate_index, index_for_benchmark
 
     d = shared_dir()
     if d is None:

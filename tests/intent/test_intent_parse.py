@@ -292,3 +292,11 @@ def test_an_event_named_with_its_date_is_that_date(query, interval):
 @pytest.mark.parametrize("query", ["what to eat before a workout", "before september 2024", "after the war"])
 def test_no_anchor_without_a_version_or_an_event_word(query):
     assert parse(query, now=NOW).anchor is None
+
+
+def test_every_pattern_kind_has_one_handler() -> None:
+    # a language file may name any kind in KINDS; the rules dispatch each to its handler
+    from chronorank.intent.lang import KINDS
+    from chronorank.intent.rules import _HANDLERS
+
+    assert set(_HANDLERS) == set(KINDS)

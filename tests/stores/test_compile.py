@@ -1,5 +1,6 @@
-"""Kernel compilation: the expression tree equals each kernel's closed form, and the
-engines evaluate the rendered expressions to the same numbers (1e-6)."""
+"""The renderers of one formula agree: each kernel's expression (and each fusion strategy's)
+rendered to numpy, to the engines' form, to a Qdrant formula and to SQL gives the kernel's own
+numbers (numpy 1e-9, Qdrant 1e-6, PostgreSQL 1e-9)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import numpy as np
 import pytest
 
 from chronorank.errors import InvalidInput
-from chronorank.kernels import get_kernel
+from chronorank.fusion import STRATEGIES, combine
+from chronorank.kernels import KERNELS, get_kernel
+from chronorank.kernels.base import compiles
 from chronorank.stores import compile as cx
+from chronorank.stores.base import combine_expr
 
-KERNELS = [
+SPECS = [
     "exponential(half_life_days=30)",
     "exponential(half_life_days=90, floor=0.2)",
     "gaussian(half_life_days=60)",
@@ -31,11 +35,45 @@ KERNELS = [
 AGES = np.array([0.0, 0.5, 1, 7, 29.999, 30, 30.001, 59, 60, 89, 90, 91, 179, 180, 181, 365, 1000, 1e4, 1e6])
 
 
-@pytest.mark.parametrize("spec", KERNELS)
-def test_tree_equals_kernel(spec: str) -> None:
+@pytest.mark.parametrize("spec", SPECS)
+def test_numpy_renderer_equals_kernel(spec: str) -> None:
+    """The weight expression the stores compile, evaluated by numpy (and in the engines' form,
+    with their overflow guards), is the kernel's own weight."""
     k = get_kernel(spec)
     got = cx.evaluate(cx.kernel_expr(k, cx.Var("age")), {"age": AGES})
     np.testing.assert_allclose(got, k(AGES), rtol=0, atol=1e-9)
+    engine = cx.evaluate(cx.lower(cx.kernel_expr(k, cx.Var("age"))), {"age": AGES})
+    np.testing.assert_allclose(engine, k(AGES), rtol=0, atol=1e-12)
+
+
+def test_compilable_kernels_are_those_written_as_expressions() -> None:
+    built_in = {n for n, cls in KERNELS.items() if compiles(cls)}
+    assert built_in == set(cx.COMPILABLE_KERNELS)
+    assert not compiles(get_kernel("delayed_peak()"))  # has an expression, not rendered for engines
+    with pytest.raises(InvalidInput, match="fallback='client'"):
+        cx.kernel_expr(get_kernel("delayed_peak()"), cx.Var("age"))
+
+
+SIM = np.array([0.9, 0.4, 0.0, -0.3, 0.7, 0.2])
+DECAY = np.array([0.1, 1.0, 0.5, 0.2, 0.0, 0.75])
+
+
+@pytest.mark.parametrize("strategy", ["gated_multiply", "multiply"])
+@pytest.mark.parametrize("strength", [0.0, 0.4, 1.0])
+def test_fusion_renderers_agree(strategy: str, strength: float) -> None:
+    """The stores' score expression is the strategy's own: in numpy it is ``combine``."""
+    e = combine_expr(cx.Var("sim"), cx.Var("w"), strategy, strength)
+    np.testing.assert_array_equal(cx.evaluate(e, {"sim": SIM, "w": DECAY}), combine(SIM, DECAY, strategy, strength))
+    pos = np.abs(SIM)
+    e = combine_expr(cx.Var("sim"), cx.Var("w"), strategy, strength, nonneg=True)
+    np.testing.assert_array_equal(cx.evaluate(e, {"sim": pos, "w": DECAY}), combine(pos, DECAY, strategy, strength))
+
+
+@pytest.mark.parametrize("strategy", sorted(set(STRATEGIES) - {"gated_multiply", "multiply"}))
+def test_strategies_comparing_candidates_stay_client_side(strategy: str) -> None:
+    assert not STRATEGIES[strategy].engine
+    with pytest.raises(InvalidInput, match="cannot run inside the engine"):
+        combine_expr(cx.Var("sim"), cx.Var("w"), strategy, 0.5)
 
 
 def test_uncompilable_kernel_is_a_clear_error() -> None:
@@ -45,7 +83,7 @@ def test_uncompilable_kernel_is_a_clear_error() -> None:
 
 
 @pytest.mark.parametrize("engine", ["local", "edge"])
-@pytest.mark.parametrize("spec", KERNELS)
+@pytest.mark.parametrize("spec", SPECS)
 def test_qdrant_formula_matches_kernel(spec: str, engine: str, tmp_path) -> None:  # noqa: ANN001
     """Qdrant evaluates the rendered formula over a payload field: local mode (qdrant-client's
     Python emulation) and Qdrant's Rust engine in process (qdrant-edge-py)."""
@@ -74,8 +112,9 @@ def test_qdrant_formula_matches_kernel(spec: str, engine: str, tmp_path) -> None
 
 
 @pytest.mark.pg
-@pytest.mark.parametrize("spec", KERNELS)
+@pytest.mark.parametrize("spec", SPECS)
 def test_sql_matches_kernel(spec: str, pg) -> None:  # noqa: ANN001
+    """PostgreSQL evaluates the rendered SQL over a column."""
     psycopg = pytest.importorskip("psycopg")
     k = get_kernel(spec)
     sql = cx.to_sql(cx.kernel_expr(k, cx.Var("age")), {"age": "a"})
@@ -83,3 +122,14 @@ def test_sql_matches_kernel(spec: str, pg) -> None:  # noqa: ANN001
         rows = conn.execute(f"SELECT a, {sql} FROM unnest(%s::float8[]) AS a", (AGES.tolist(),)).fetchall()
     got = np.array([r[1] for r in rows])
     np.testing.assert_allclose(got, k(AGES), rtol=0, atol=1e-9)
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("strategy", ["gated_multiply", "multiply"])
+def test_sql_matches_fusion(strategy: str, pg) -> None:  # noqa: ANN001
+    psycopg = pytest.importorskip("psycopg")
+    sql = cx.to_sql(combine_expr(cx.Var("sim"), cx.Var("w"), strategy, 0.4), {"sim": "s", "w": "w"})
+    with psycopg.connect(pg.dsn) as conn:
+        rows = conn.execute(f"SELECT {sql} FROM unnest(%s::float8[], %s::float8[]) AS t(s, w)",
+                            (SIM.tolist(), DECAY.tolist())).fetchall()
+    np.testing.assert_allclose([r[0] for r in rows], combine(SIM, DECAY, strategy, 0.4), rtol=0, atol=1e-12)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from chronorank.errors import require
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("benchmark", help="run the quality benchmark suites",
@@ -26,7 +28,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from chronorank.commands._input import check_suite_dir, warn
-    from chronorank.errors import require
     from chronorank.eval import benchmark
     from chronorank.eval.datasets import default_suites
     from chronorank.eval.metrics import parse_metric

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from chronorank.errors import InvalidInput
+
 
 def _weights(text: str) -> dict[str, float]:
     parts = [float(x) for x in text.split(",")]
@@ -32,7 +34,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from chronorank.commands._input import check_suite_dir
-    from chronorank.errors import InvalidInput
     from chronorank.eval.datasets import default_suites
     from chronorank.eval.weights import compare_weights, weights_markdown
 

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from chronorank.errors import InvalidInput, require
+
 DESCRIPTION = """\
 Print a decay kernel as a table of age, weight and bar, with its half-life marked.
 
@@ -56,11 +58,9 @@ def spec_from_words(words: list[str]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chronorank.errors import InvalidInput
     from chronorank.kernels import ascii_curve, get_kernel, plot_kernel
 
     if args.png:  # checked before any work
-        from chronorank.errors import require
 
         require("matplotlib", extra="plot")
     if args.width < 1:

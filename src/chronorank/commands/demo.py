@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chronorank.errors import ChronorankError
+
 QUESTIONS = (
     "what changed in the latest release of polars",
     "what was the newest duckdb release as of April 2026",
@@ -45,7 +47,6 @@ def _cache_dir(embedder: str) -> Path:
 
 def run(args: Any) -> int:
     from chronorank.commands._index_common import print_ranking
-    from chronorank.errors import ChronorankError
     from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
     from chronorank.index import TemporalIndex
 

@@ -30,9 +30,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: Any) -> int:
     from chronorank.commands._input import read_corpus, read_queries
+    from chronorank.eval.index_eval import evaluate_index, index_for_benchmark
     from chronorank.index import get_embedder
     from chronorank.index.config import IndexConfig
-    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
 
     config = IndexConfig.from_spec(args.config)
     embedder = get_embedder(args.embedder)  # a missing extra stops the command before any reading

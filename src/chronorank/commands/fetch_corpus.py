@@ -6,6 +6,8 @@ import argparse
 import os
 from typing import Any
 
+from chronorank.errors import InvalidInput
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("fetch-corpus", help="refresh a release-notes corpus from GitHub",
@@ -22,7 +24,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chronorank.errors import InvalidInput
     from chronorank.eval.fetch import DEFAULT_REPOS, fetch_release_corpus
 
     if not 1 <= args.per_page <= 100:

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from chronorank.errors import InvalidInput, require
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("fit", help="fit kernel, strength and fusion on labelled queries",
@@ -32,7 +34,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     import chronorank.eval.fit as fit
     from chronorank.commands._input import check_suite_dir
-    from chronorank.errors import InvalidInput, require
     from chronorank.eval import benchmark
 
     fit._parse_metric(args.metric)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+from chronorank.errors import InvalidInput
 
 
 def add_parser(sub: Any) -> None:
@@ -34,8 +37,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from pathlib import Path
-
     from chronorank.commands._input import read_corpus
     from chronorank.index import TemporalIndex
     from chronorank.index.storage import CURRENT, writer_lock
@@ -43,8 +44,6 @@ def run(args: Any) -> int:
     t0 = time.perf_counter()
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        from chronorank.errors import InvalidInput
-
         raise InvalidInput(f"--out {str(out)!r} is a file; give a directory for the index (it is created)")
     # --append is a read-modify-write: hold the writer lock from the load to the save, so two
     # appends at once keep both batches

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -66,8 +67,6 @@ def _gate(value: str) -> Any:
 
 def _check_scores(rows: list[tuple[int, dict[str, Any]]], where: str, field: str, policy: str) -> int:
     """Scores must be finite numbers; the first bad one names its line (or a count with a lenient policy)."""
-    import math
-
     bad = [(n, r) for n, r in rows
            if isinstance(r.get(field), bool) or not isinstance(r.get(field), (int, float))
            or not math.isfinite(r[field])]

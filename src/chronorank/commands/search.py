@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from chronorank.errors import ChronorankError, InvalidInput
 
 
 def add_parser(sub: Any) -> None:
@@ -23,11 +26,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from pathlib import Path
-
     from chronorank.commands._index_common import print_ranking
     from chronorank.commands._input import parse_now
-    from chronorank.errors import ChronorankError, InvalidInput
     from chronorank.index import TemporalIndex
 
     if not Path(args.index).is_dir():

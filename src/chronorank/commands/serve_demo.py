@@ -8,6 +8,8 @@ import threading
 import time
 from typing import Any
 
+from chronorank.errors import ChronorankError, InvalidInput
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -46,7 +48,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from chronorank.commands._input import parse_now
     from chronorank.demo_app import DemoEngine, default_corpus, make_server
-    from chronorank.errors import InvalidInput
 
     parse_now(args.now)  # checked before indexing
     if args.limit is not None and args.limit < 1:
@@ -92,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report_when_ready(engine: Any) -> None:
-    from chronorank.errors import ChronorankError
-
     started = time.perf_counter()
     try:
         engine.index.wait()

@@ -15,15 +15,24 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
+
+from chronorank.demo_app.page import PAGE
 from chronorank.errors import ChronorankError, InvalidInput
+from chronorank.eval.datasets import load_corpus, normalize_document, tdw_release_benchmark
+from chronorank.index import TemporalIndex
+from chronorank.timeparse import parse_times, resolve_now
+from chronorank.types import format_epoch
 
 __all__ = ["DemoEngine", "default_corpus", "load_corpus_file", "make_server"]
 
@@ -33,8 +42,6 @@ SNIPPET = 220
 
 def example_queries(docs: Sequence[Mapping[str, Any]]) -> list[str]:
     """A few questions of each temporal kind about the corpus's most frequent projects."""
-    from collections import Counter
-
     projects = Counter(
         str((d.get("metadata") or {}).get("project") or d.get("project") or "") for d in docs
     )
@@ -51,8 +58,6 @@ def example_queries(docs: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _iso(t: float | None) -> str | None:
-    from chronorank.types import format_epoch
-
     if t is None or (isinstance(t, float) and math.isnan(t)):
         return None
     if math.isinf(t):
@@ -74,10 +79,8 @@ def load_corpus_file(path: str | Path) -> list[dict[str, Any]]:
         data = json.loads(p.read_text(encoding="utf-8"))
         if not isinstance(data, list):
             raise InvalidInput(f"{str(p)!r} holds a JSON {type(data).__name__}; expected a list of documents")
-        from chronorank.eval.datasets import normalize_document
 
         return [normalize_document(d, where=f"{p}[{i}]") for i, d in enumerate(data)]
-    from chronorank.eval.datasets import load_corpus
 
     return load_corpus(p)
 
@@ -87,7 +90,6 @@ def default_corpus() -> tuple[list[dict[str, Any]], str]:
     data = Path(__file__).resolve().parent.parent / "data"
     for candidate in sorted(data.glob("**/corpus.jsonl")) + sorted(data.glob("changelogs*.jsonl")):
         return load_corpus_file(candidate), f"bundled {candidate.relative_to(data.parent)}"
-    from chronorank.eval.datasets import tdw_release_benchmark
 
     corpus, _queries = tdw_release_benchmark()
     return corpus, "bundled release-notes snapshot (eval/bundled/release_corpus.json)"
@@ -111,9 +113,6 @@ class DemoEngine:
         """``embed="background"``: serve at once with keyword + time while the documents are
         embedded (the state is in :meth:`health` and every answer); an ``index_path`` that
         does not exist yet is saved once every vector is in."""
-        from chronorank.index import TemporalIndex
-        from chronorank.timeparse import resolve_now
-
         docs = list(docs)
         if not docs:
             raise InvalidInput("the demo corpus is empty; give --corpus a corpus.jsonl with documents")
@@ -139,8 +138,6 @@ class DemoEngine:
     save_error: str | None = None
 
     def _save_when_ready(self, path: Path) -> None:
-        import sys
-
         try:
             self.index.save(path)  # waits for the vectors
         except ChronorankError as exc:
@@ -179,8 +176,6 @@ class DemoEngine:
         now: Any = None,
     ) -> dict[str, Any]:
         """Similarity-only and temporal top-k for ``query``, with intent and kernel."""
-        from chronorank.timeparse import resolve_now
-
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"k={k}; give 1..{MAX_K}")
         overrides: dict[str, Any] = {}
@@ -248,18 +243,12 @@ class DemoEngine:
 
 def _newest_time(docs: Sequence[Mapping[str, Any]]) -> float:
     """The newest document date (the snapshot's "today"), else the wall clock."""
-    import numpy as np
-
-    from chronorank.timeparse import parse_times, resolve_now
-
     times = parse_times([d.get("date") for d in docs])
     finite = times[np.isfinite(times)]
     return float(finite.max()) if finite.size else float(resolve_now(None))
 
 
 def _handler(engine: DemoEngine) -> type[BaseHTTPRequestHandler]:
-    from chronorank.demo_app.page import PAGE
-
     page_bytes = PAGE.encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):

@@ -33,6 +33,11 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.eval import datasets
+from chronorank.eval import peer as peer_mod
+from chronorank.eval.datasets import epoch_seconds, to_epoch
+from chronorank.eval.metrics import evaluate, group_means
+from chronorank.eval.synthetic import synthetic_benchmark
 
 __all__ = ["Suite", "load_suite", "SUITES", "Bm25Similarity", "run_benchmark", "markdown_tables", "DEFAULT_METRICS"]
 
@@ -57,11 +62,7 @@ def _group_of(doc: Mapping[str, Any]) -> Any:
 
 def load_suite(name: str, *, seed: int = 0) -> Suite:
     """``synthetic`` | ``tdw-release`` | ``changelogs`` | a directory holding a docs/format.md pair."""
-    from chronorank.eval import datasets
-
     if name == "synthetic":
-        from chronorank.eval.synthetic import synthetic_benchmark
-
         corpus, queries = synthetic_benchmark(seed=seed)
         return Suite(name, corpus, queries, f"seeded generator, seed={seed}",
                      {d["id"]: d["metadata"]["topic"] for d in corpus})
@@ -163,8 +164,6 @@ class Prepared:
 
 
 def prepare(suite: Suite, similarity: Callable[[str], np.ndarray] | None = None) -> Prepared:
-    from chronorank.eval.datasets import epoch_seconds, to_epoch
-
     corpus = suite.corpus
     sim_fn = similarity or Bm25Similarity([d["text"] for d in corpus])
     times = epoch_seconds(corpus, "date")
@@ -255,8 +254,6 @@ def index_row(suite: Suite, embedder: Any = "default", k: int = 20) -> Callable[
 def _evaluate_rows(
     p: Prepared, rows: Mapping[str, Any], metrics: Sequence[str]
 ) -> dict[str, Any]:
-    from chronorank.eval.metrics import evaluate, group_means
-
     suite = p.suite
     qrels = {q["qid"]: q["relevance"] for q in suite.queries}
     refs = {q["qid"]: p.now[i] for i, q in enumerate(suite.queries)}
@@ -312,8 +309,6 @@ def run_benchmark(
             rows["chronorank index (default)"] = index_row(suite)
         peer_info: dict[str, Any] = {}
         if peer:
-            from chronorank.eval import peer as peer_mod
-
             peer_rows, peer_info = peer_mod.peer_rows(p)
             rows.update(peer_rows)
         table = _evaluate_rows(p, rows, metrics)

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.timeparse import parse_times
+from chronorank.timeparse import to_epoch as parse_one
 
 __all__ = [
     "load_corpus",
@@ -53,8 +55,6 @@ RELEASE_QUERY = "what changed in the latest release of {project}"
 def to_epoch(value: Any, *, field: str = "date") -> float:
     """One time value -> epoch seconds (UTC); ``None``/empty -> NaN; anything else that does
     not parse is an error naming the field (a benchmark file must not lose dates silently)."""
-    from chronorank.timeparse import to_epoch as parse_one
-
     if _blank(value):
         return math.nan
     try:
@@ -65,8 +65,6 @@ def to_epoch(value: Any, *, field: str = "date") -> float:
 
 def epoch_seconds(records: Sequence[Mapping[str, Any]], field: str = "date") -> np.ndarray:
     """The ``field`` column of ``records`` as float64 epoch seconds (NaN = missing)."""
-    from chronorank.timeparse import parse_times
-
     values = [r.get(field) for r in records]
     return parse_times([None if _blank(v) else v for v in values], strict=True)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chronorank.errors import ChronorankError, InvalidInput
+from chronorank.eval.datasets import release_benchmark_from_snapshot, write_corpus, write_queries
 
 __all__ = ["DEFAULT_REPOS", "FetchError", "fetch_release_corpus", "clean_body"]
 
@@ -111,12 +112,6 @@ def fetch_release_corpus(
     docs.sort(key=lambda d: (d["date"], d["id"]), reverse=True)
     snapshot = {"fetched_at": fetched_at, "repos": list(repos), "documents": docs}
     if out is not None:
-        from chronorank.eval.datasets import (
-            release_benchmark_from_snapshot,
-            write_corpus,
-            write_queries,
-        )
-
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         (d / "snapshot.json").write_text(json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

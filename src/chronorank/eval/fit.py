@@ -7,9 +7,8 @@ leading axis. Top-k comes from ``argpartition`` and nDCG from a dot product with
 discount vector. Python loops run over kernel settings, strategies (code paths) and
 fusion-weight settings only -- never over trials or queries.
 
-The batched strategies below reproduce :func:`chronorank.fusion.combine` row by row
-(a test checks the equality); the batch form exists because ``combine`` takes one
-query's 1-D arrays.
+The strategies are :func:`chronorank.fusion.combine`'s own expressions, evaluated with the
+strength broadcast on the leading axis (:func:`batched_combine`).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +24,16 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.datasets import epoch_seconds, to_epoch
+from chronorank.eval.metrics import parse_metric
+from chronorank.eval.plots import plot_strength
+from chronorank.fusion.strategies import STRATEGIES
+from chronorank.intent import LexicalGate, parse
+from chronorank.kernels import get_kernel
+from chronorank.rerank import TemporalReranker
+from chronorank.spec import format_spec, parse_spec
+from chronorank.temporal import TemporalConfig, TemporalPlan, intent_strength, temporal_geometry
+from chronorank.timeparse import parse_times
 
 __all__ = [
     "FitResult",
@@ -115,16 +125,11 @@ def _as_fit_query(q: Any, i: int) -> FitQuery:
         elif isinstance(raw_now, (int, float)):
             now = float(raw_now)
         else:
-            from chronorank.eval.datasets import to_epoch
-
             now = to_epoch(raw_now, field="reference_date")
     else:
-        from chronorank.eval.datasets import to_epoch
-
         now = to_epoch(q.get("now", q.get("reference_date")), field="reference_date")
         if math.isnan(now):
             raise InvalidInput(f"queries[{i}] needs 'ages' (days) or 'times' plus 'now' (the reference date).")
-        from chronorank.timeparse import parse_times
 
         t = parse_times(list(q.get("times", [])), strict=True)
         ages = (now - t) / DAY
@@ -164,8 +169,6 @@ def prepare_queries(
     ``retrieve(query_record) -> (ids, scores)`` or ``-> (ids, scores, signals)`` supplies
     each query's candidates and similarity (see :mod:`chronorank.eval.benchmark`).
     """
-    from chronorank.eval.datasets import epoch_seconds, to_epoch
-
     times = epoch_seconds(corpus, date_field)
     pos = {d["id"]: i for i, d in enumerate(corpus)}
     out = []
@@ -191,19 +194,6 @@ def prepare_queries(
 # --------------------------------------------------------------------------- batched maths
 
 
-def _competition_rank_rows(x: np.ndarray) -> np.ndarray:
-    """1-based descending competition rank along the last axis (ties share the best rank)."""
-    order = np.argsort(-x, axis=-1, kind="stable")
-    s = np.take_along_axis(x, order, axis=-1)
-    n = x.shape[-1]
-    is_new = np.ones(s.shape, dtype=bool)
-    is_new[..., 1:] = s[..., 1:] != s[..., :-1]
-    first = np.maximum.accumulate(np.where(is_new, np.arange(n), 0), axis=-1) + 1
-    ranks = np.empty(x.shape, dtype=np.float64)
-    np.put_along_axis(ranks, order, first.astype(np.float64), axis=-1)
-    return ranks
-
-
 def _ordinal_rank_rows(x: np.ndarray) -> np.ndarray:
     """1-based descending rank along the last axis, ties by position, NaN/-inf last."""
     order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
@@ -212,48 +202,20 @@ def _ordinal_rank_rows(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _demote(sim: np.ndarray, factor: np.ndarray) -> np.ndarray:
-    return np.where(sim >= 0, sim * factor, sim * (2.0 - factor))
-
-
 def batched_combine(
     sim: np.ndarray, decay: np.ndarray, strategy: str, strength: np.ndarray, valid: np.ndarray | None = None
 ) -> np.ndarray:
     """``combine`` over rows: ``sim``/``decay`` broadcast to ``(..., N, M)``, ``strength`` to ``(..., N, 1)``.
 
-    gated_multiply ``sim*(1-s+s*decay)``; multiply ``sim*decay**s``; linear
+    The strategy's one expression (:mod:`chronorank.fusion`) evaluated with ``s`` broadcast over
+    the configurations: gated_multiply ``sim*(1-s+s*decay)``; multiply ``sim*decay**s``; linear
     ``(1-s)*minmax_row(sim)+s*decay``; rrf ``1/(60+rank(sim)) + s/(60+rank(decay))``.
     ``valid`` masks padded candidates out of min-max and rank computations.
     """
-    s = strength
-    if strategy == "gated_multiply":
-        with np.errstate(invalid="ignore"):
-            out = _demote(sim, 1.0 - s + s * decay)
-    elif strategy == "multiply":
-        with np.errstate(invalid="ignore"):
-            out = _demote(sim, np.power(decay, s))
-    elif strategy == "linear":
-        if valid is None:
-            lo = sim.min(axis=-1, keepdims=True)
-            hi = sim.max(axis=-1, keepdims=True)
-        else:
-            lo = np.where(valid, sim, np.inf).min(axis=-1, keepdims=True)
-            hi = np.where(valid, sim, -np.inf).max(axis=-1, keepdims=True)
-        span = hi - lo
-        with np.errstate(invalid="ignore", divide="ignore"):
-            norm = np.where(span > 0, (sim - lo) / np.where(span > 0, span, 1.0), 1.0)
-            out = (1.0 - s) * norm + s * decay
-    elif strategy == "rrf":
-        if valid is not None:
-            sim = np.where(valid, sim, -np.inf)
-            decay = np.where(valid, decay, -np.inf)
-        rs = _competition_rank_rows(sim)
-        rd = _competition_rank_rows(decay)
-        out = 1.0 / (RRF_K + rs) + s / (RRF_K + rd)
-    else:
+    strat = STRATEGIES.get(strategy)
+    if strat is None:
         raise InvalidInput(f"combine={strategy!r} is not a known strategy; use one of {list(STRATEGY_NAMES)}")
-    # strength 0 returns the similarity unchanged, exactly as chronorank.fusion.combine does
-    return np.where(np.asarray(s) == 0.0, np.broadcast_to(sim, out.shape), out)
+    return strat(sim, decay, np.asarray(strength, dtype=np.float64), valid)
 
 
 def _topk_metric(
@@ -328,8 +290,6 @@ class FitResult:
     @property
     def spec(self) -> str:
         """The configuration in the one spec grammar, e.g. ``reranker(kernel="...", ...)``."""
-        from chronorank.spec import format_spec
-
         params: dict[str, Any] = {
             "kernel": self.kernel, "combine": self.combine, "strength": self.strength, "gate": self.gate,
         }
@@ -341,8 +301,6 @@ class FitResult:
 
     def build(self, **overrides: Any) -> Any:
         """A ready :class:`chronorank.TemporalReranker` with the fitted settings."""
-        from chronorank.rerank import TemporalReranker
-
         kwargs: dict[str, Any] = {
             "kernel": self.kernel, "strength": self.strength, "combine": self.combine,
             "gate": _reranker_gate(self.gate),
@@ -387,16 +345,12 @@ def _reranker_gate(gate: bool | str) -> Any:
     if gate == "intent":
         return True
     if gate is True:
-        from chronorank.intent import LexicalGate
-
         lexical = LexicalGate()
         return lambda query: float(lexical(query))
     return False
 
 
 def _parse_metric(metric: str) -> tuple[str, int]:
-    from chronorank.eval.metrics import parse_metric
-
     m = parse_metric(metric)
     if m.name in ("stale", "age"):
         raise InvalidInput(f"metric={metric!r} cannot be maximised; fit on ndcg@k, recall@k, hit_rate@k or mrr@k.")
@@ -404,8 +358,6 @@ def _parse_metric(metric: str) -> tuple[str, int]:
 
 
 def _kernel_settings(space: Mapping[str, Any]) -> list[str]:
-    from chronorank.spec import format_spec
-
     kernels = space.get("kernels")
     if not kernels:
         raise InvalidInput("space['kernels'] is empty; give e.g. {'exponential': {'half_life_days': [30, 90]}}.")
@@ -446,9 +398,6 @@ def _ideal(fq: list[FitQuery], k: int) -> tuple[np.ndarray, np.ndarray]:
 def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
     need = [q for q in fq if q.sensitivity is None]
     if need:
-        from chronorank.intent import parse
-        from chronorank.temporal import intent_strength
-
         for q in need:
             it = parse(q.query, now=None if math.isnan(q.now) else q.now)
             q.sensitivity = intent_strength(it)
@@ -491,9 +440,6 @@ def _intent_geometry(
     (weight = kernel(age) x multiplier + offset: the in-force bands of a period question).
     One Python pass over queries (not over trials): each kernel then scores all at once.
     """
-    from chronorank.intent import parse
-    from chronorank.temporal import TemporalConfig, TemporalPlan, temporal_geometry
-
     n, m = sim.shape
     kage = np.full((n, m), np.nan)
     mult = np.ones((n, m))
@@ -531,8 +477,6 @@ def _best(mean: np.ndarray, table: Mapping[str, Any]) -> tuple[int, int]:
     Scores within 1e-9 of the best count as tied (they differ only by float rounding). The
     gentlest setting changes the ranking least, so the data gives no reason for more.
     """
-    from chronorank.kernels import get_kernel
-
     tied = np.flatnonzero(mean >= np.nanmax(mean) - 1e-9)
     if tied.size == 1:
         return int(tied[0]), 1
@@ -568,7 +512,6 @@ def score_space(
         raise InvalidInput("queries is empty; fitting needs at least one labelled query.")
     space = dict(DEFAULT_SPACE if space is None else space)
     name, k = _parse_metric(metric)
-    from chronorank.kernels import get_kernel
 
     padded = _pad(fq)
     idcg, n_rel = _ideal(fq, k)
@@ -667,8 +610,6 @@ def fit(
     queries (choose on k-1 folds, score the left-out fold), seeded by ``seed``.
     Ties are reported (``ties``) and broken by :data:`TIE_RULE`.
     """
-    import time
-
     t0 = time.perf_counter()
     table, matrix = score_space(queries, space, metric, missing_date=missing_date, progress=progress)
     n_q = matrix.shape[1]
@@ -714,10 +655,8 @@ def fit_strength(
 ) -> dict[float, float]:
     """Metric as a function of strength in ``linspace(0, 1, resolution)``; optional PNG plot."""
     strengths = np.round(np.linspace(0.0, 1.0, int(resolution)), 6)
-    from chronorank.kernels import get_kernel
 
     spec = repr(get_kernel(kernel))  # kernels' repr() is their spec string
-    from chronorank.spec import parse_spec
 
     kname, kparams = parse_spec(spec)
     space = {"kernels": {kname: {p: [v] for p, v in kparams.items()}}, "combine": [combine],
@@ -725,8 +664,6 @@ def fit_strength(
     table, _ = score_space(queries, space, metric)
     curve = {float(s): float(v) for s, v in zip(table["strength"], table["score"])}
     if plot:
-        from chronorank.eval.plots import plot_strength
-
         plot_strength(curve, plot, title=f"{spec} via {combine}", metric=metric)
     return curve
 
@@ -744,8 +681,6 @@ def suggest_half_life(
     :func:`fit`, which tries multiples of it, not an optimum. Undated entries are ignored;
     with no dated entry the answer is 180 days.
     """
-    from chronorank.eval.datasets import to_epoch
-
     t = np.array([to_epoch(d) if not isinstance(d, (int, float)) else float(d) for d in dates], dtype=np.float64)
     t = t[~np.isnan(t)]
     if t.size == 0:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.datasets import to_epoch
 
 __all__ = ["METRICS", "Metric", "parse_metric", "evaluate", "ranked_ids", "group_means"]
 
@@ -114,7 +115,6 @@ def _num(value: Any) -> float:
         return math.nan
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
-    from chronorank.eval.datasets import to_epoch
 
     return to_epoch(value)
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from chronorank.eval.metrics import evaluate
+
 __all__ = ["peer_available", "peer_rows", "peer_grid"]
 
 DAY = 86400.0
@@ -66,7 +68,6 @@ def _best_setting(p: Any) -> tuple[tuple[str, dict[str, float], str, float], flo
     from tdw_rag.decay import get_kernel
     from tdw_rag.scoring import combine
 
-    from chronorank.eval.metrics import evaluate
 
     grid = peer_grid()
     qrels = {q["qid"]: q["relevance"] for q in p.suite.queries}

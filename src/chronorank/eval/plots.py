@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import require
+from chronorank.eval.benchmark import KERNEL_ROWS
+from chronorank.eval.datasets import epoch_seconds, to_epoch
+from chronorank.kernels import get_kernel
 
 __all__ = ["plot_metric", "plot_decay_curves", "plot_strength", "benchmark_plots"]
 
@@ -48,8 +51,6 @@ def plot_decay_curves(
     kernels: Sequence[str], ages: np.ndarray, path: str | Path, *, title: str = "", relevant_ages: np.ndarray | None = None
 ) -> Path:
     """Each kernel's weight over age, with every document drawn at its age (rug marks)."""
-    from chronorank.kernels import get_kernel
-
     plt = _plt()
     a = np.asarray(ages, dtype=np.float64)
     a = a[~np.isnan(a)]
@@ -94,9 +95,6 @@ def plot_strength(curve: Mapping[float, float], path: str | Path, *, title: str 
 
 def benchmark_plots(result: Mapping[str, Any], suites: Mapping[str, Any], directory: str | Path, metric: str = "ndcg@10") -> list[Path]:
     """Per suite: the metric per configuration, and decay curves over the documents' ages."""
-    from chronorank.eval.benchmark import KERNEL_ROWS
-    from chronorank.eval.datasets import epoch_seconds, to_epoch
-
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     out = []

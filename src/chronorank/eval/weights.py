@@ -19,6 +19,10 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.benchmark import Bm25Similarity, load_suite, topical_query
+from chronorank.eval.datasets import epoch_seconds, to_epoch
+from chronorank.fusion import weighted_rrf
+from chronorank.index.embedders import HashingEmbedder
 
 __all__ = ["DEFAULTS", "CANDIDATE_SETTINGS", "compare_weights", "weights_markdown", "domains_from_suites"]
 
@@ -45,7 +49,6 @@ def _embedder() -> tuple[Any, str]:
             return emb, repr(emb)
     except Exception:  # noqa: BLE001 - fall back to the hashing embedder below
         pass
-    from chronorank.index.embedders import HashingEmbedder
 
     emb = HashingEmbedder()
     return emb, repr(emb) + " (fallback: default embedder unavailable)"
@@ -53,8 +56,6 @@ def _embedder() -> tuple[Any, str]:
 
 def domains_from_suites(suites: Sequence[str], *, split_kinds: bool = True) -> list[tuple[str, Any, list[int]]]:
     """(domain name, Suite, query indices): one domain per suite, or per query kind."""
-    from chronorank.eval.benchmark import load_suite
-
     out: list[tuple[str, Any, list[int]]] = []
     for name in suites:
         s = load_suite(name)
@@ -74,10 +75,6 @@ def compare_weights(
     split_kinds: bool = True,
 ) -> dict[str, Any]:
     """Hit rate@k of each weight setting per domain, and the verdict against the defaults."""
-    from chronorank.eval.benchmark import Bm25Similarity, topical_query
-    from chronorank.eval.datasets import epoch_seconds, to_epoch
-    from chronorank.fusion import weighted_rrf
-
     if k < 1:
         raise InvalidInput(f"k={k}; the budget must be at least 1 document.")
     settings = [dict(DEFAULTS)] + [dict(s) for s in (settings if settings is not None else CANDIDATE_SETTINGS)]

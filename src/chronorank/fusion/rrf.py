@@ -1,9 +1,12 @@
-"""Weighted reciprocal rank fusion over named signals (Cormack, Clarke & Buettcher 2009).
+"""Reciprocal rank fusion (Cormack, Clarke & Buettcher 2009), k = 60.
 
-score(d) = sum over signals s of  w_s / (k + rank_s(d)),  k = 60.
+- the ``rrf`` strategy, similarity with decay at strength s:
+  ``1 / (k + rank(sim)) + s / (k + rank(decay))``, ranks 1-based, ties sharing the best rank;
+- :func:`weighted_rrf` over named signals: ``score(d) = sum over signals s of w_s / (k + rank_s(d))``.
+  Defaults follow the design record: vector 1.0, keyword 1.0, recency 0.5. An unset weight
+  (``None`` or absent) means its default; an explicit 0 turns that signal off.
 
-Defaults follow the design record: vector 1.0, keyword 1.0, recency 0.5. An unset weight
-(``None`` or absent) means its default; an explicit 0 turns that signal off.
+Ranks compare the candidates with each other, so neither runs inside an engine.
 """
 
 from __future__ import annotations
@@ -14,10 +17,32 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
+from chronorank.fusion.base import Strategy
 
 DEFAULT_WEIGHTS: dict[str, float] = {"vector": 1.0, "keyword": 1.0, "recency": 0.5}
 RRF_K = 60
+
+
+def rrf_score(sim: ex.Expr, decay: ex.Expr, s: ex.Expr, k: int = RRF_K) -> ex.Expr:
+    """``1 / (k + rank(sim)) + s / (k + rank(decay))``."""
+    return ex.add(ex.div(1.0, ex.add(float(k), ex.pool_rank(sim))), ex.div(s, ex.add(float(k), ex.pool_rank(decay))))
+
+
+RRF = Strategy("rrf", score=rrf_score)
+
+
+def rrf(similarity: np.ndarray, decay: np.ndarray, strength: float, k: int = RRF_K) -> np.ndarray:
+    """The ``rrf`` strategy over one query's arrays (``k`` other than 60 for experiments)."""
+    if k == RRF_K:
+        return RRF(similarity, decay, strength)
+    return Strategy(f"rrf(k={k})", score=lambda a, b, c: rrf_score(a, b, c, k))(similarity, decay, strength)
+
+
+def competition_rank(scores: np.ndarray) -> np.ndarray:
+    """1-based descending rank where tied scores share the best rank ("1224" ranking)."""
+    return ex.evaluate(ex.pool_rank(ex.Var("x", None)), {"x": np.asarray(scores, dtype=np.float64)})
 
 
 @dataclass(frozen=True)

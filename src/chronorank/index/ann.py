@@ -39,6 +39,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.index.embedders import embed_queries
+from chronorank.index.snapshot import _as_matrix, _decay_times
+from chronorank.index.text import analyze
 from chronorank.temporal import TemporalPlan, check_query, prepare_query
 
 if TYPE_CHECKING:
@@ -250,8 +253,6 @@ def lanes_for(index: TemporalIndex, snap: Any = None, **params: Any) -> AnnLanes
     delete makes a new snapshot), or when ``time_field`` or the HNSW ``params`` change.
     ``snap`` defaults to the index's current snapshot; pass the one a search already read.
     """
-    from chronorank.index.core import _decay_times
-
     snap = index._snap if snap is None else snap
     if snap.vectors is None or len(snap) == 0:
         raise InvalidInput(
@@ -270,14 +271,11 @@ def lanes_for(index: TemporalIndex, snap: Any = None, **params: Any) -> AnnLanes
 
 def _query_vector(index: TemporalIndex, topical: str, vector: Any) -> np.ndarray:
     if vector is not None:
-        from chronorank.index.core import _as_matrix
-
         return _as_matrix(vector, index.dim, "vector")[0]
     if index.embedder is None:
         raise InvalidInput(
             "the ANN path needs a query vector: this index has no embedder; pass vector=... ."
         )
-    from chronorank.index.embedders import embed_queries
 
     q = np.asarray(embed_queries(index.embedder, [topical])[0], dtype=np.float32)
     return q / max(float(np.linalg.norm(q)), 1e-12)
@@ -315,8 +313,6 @@ def ann_candidates(
         target = (stated.start, stated.end)
     rows = lanes_obj.candidates(q, now_s, ann_k=ann_k, lanes=lanes, lane_k=lane_k, target=target)
     if keyword_k > 0 and cfg.keyword_weight > 0:
-        from chronorank.index.text import analyze
-
         q_ids = [t for t in (index._vocab.get(w) for w in analyze(topical)) if t is not None and t < snap.n_terms]
         if q_ids:
             bm = snap.bm25(index.k1, index.b).scores(q_ids, idf_power=cfg.idf_power)

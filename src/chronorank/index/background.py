@@ -58,9 +58,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput
+from chronorank.index.embed_cache import embed_documents
+from chronorank.index.snapshot import VectorsPending
+from chronorank.index.storage import save_index
 
 if TYPE_CHECKING:
-    from chronorank.index.core import TemporalIndex, _Snapshot
+    from chronorank.index.core import TemporalIndex
+    from chronorank.index.snapshot import _Snapshot
 
 __all__ = ["DenseProgress", "EmbeddingFailed", "VectorsPending", "dense_progress"]
 
@@ -69,10 +73,6 @@ EMBED_MODES = ("now", "background")
 
 class EmbeddingFailed(ChronorankError):
     """The background embedding stopped on an error (``__cause__`` holds it)."""
-
-
-class VectorsPending(InvalidInput):
-    """An operation that needs every vector met documents still waiting for theirs."""
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,6 @@ class BackgroundEmbedding:
             if self._stop:
                 raise _Stopped
 
-        from chronorank.index.embed_cache import embed_documents
 
         emb = embed_documents(embedder, texts, on_chunk=publish)
         if emb.shape != (len(texts), dim):
@@ -319,8 +318,6 @@ def wait(index: TemporalIndex, timeout: float | None = None) -> bool:
 
 def save_complete(index: TemporalIndex, path: str | Path, wait_for_vectors: bool) -> Path:
     """``save_index`` once every vector is in (a save is never partial)."""
-    from chronorank.index.storage import save_index
-
     while True:
         if index._snap.pending is not None:
             if not wait_for_vectors:

@@ -22,7 +22,13 @@ import numpy as np
 
 from chronorank.errors import InvalidInput, require
 
-__all__ = ["Bm25Matrix", "build_matrix", "encode_terms"]
+__all__ = ["BM25_B", "BM25_K1", "Bm25Matrix", "build_matrix", "encode_terms"]
+
+#: The embedded index's BM25 parameters (``TemporalIndex(k1=, b=)``), which the stores
+#: follow when given none so that both rank alike: weak length normalisation (see
+#: ``TemporalIndex``'s docstring for why).
+BM25_K1 = 1.2
+BM25_B = 0.3
 
 
 @dataclass(frozen=True)

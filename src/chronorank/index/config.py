@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chronorank.errors import InvalidInput
+from chronorank.spec import format_spec, parse_spec
 from chronorank.temporal import TemporalConfig
 
 __all__ = ["IndexConfig", "FUSIONS", "DEFAULT_TEMPORAL"]
@@ -248,7 +249,6 @@ class IndexConfig:
             return cls()
         if isinstance(spec, IndexConfig):
             return spec
-        from chronorank.spec import parse_spec
 
         name, params = parse_spec(spec)
         if name not in ("index", "config"):
@@ -266,7 +266,6 @@ class IndexConfig:
         return cached
 
     def _format_spec(self) -> str:
-        from chronorank.spec import format_spec
 
         cfg = self.temporal
         params: dict[str, Any] = {

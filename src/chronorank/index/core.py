@@ -24,163 +24,46 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.filters import filter_mask, parse_filter
+from chronorank.fusion import weighted_rrf
 from chronorank.index import background as _bg
-from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
+from chronorank.index.ann import ann_candidates
+from chronorank.index.bm25 import BM25_B, BM25_K1
 from chronorank.index.config import IndexConfig
+from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
-from chronorank.index.records import TIME_COLUMNS, Records
-from chronorank.temporal import TemporalPlan, apply_temporal, prepare_query
+from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
+from chronorank.index.records import TIME_COLUMNS
+from chronorank.index.records import check_storable as _check_storable  # it lived here
+from chronorank.index.snapshot import (  # the index's arrays (these names lived here before)
+    _as_matrix,
+    _concat_vectors,
+    _empty_snapshot,
+    _lead_sums,
+    _Snapshot,
+)
+from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
+from chronorank.index.storage import load_index
+from chronorank.index.text import acronym_expansion, encode_documents, query_acronyms, query_weights
+from chronorank.intent.rules import anchor_terms, asks_past, keyword_text
+from chronorank.temporal import (
+    ANCHOR_BINS,
+    VERSION_CORE,
+    Pool,
+    TemporalPlan,
+    _at_least,
+    apply_temporal,
+    prepare_query,
+    resolve_anchor,
+    topic_first,
+    versions_first,
+)
+from chronorank.timeparse import parse_times
 from chronorank.types import Intent, Ranking
 
 __all__ = ["TemporalIndex"]
 
 _RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
-
-
-class _Snapshot:
-    """One immutable state of the index (the BM25 matrix is built lazily, once)."""
-
-    __slots__ = (
-        "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
-        "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols", "bufs",
-        "title_sums", "pending", "derived", "series_keys",
-    )
-
-    def __init__(
-        self,
-        records: Records | list[dict[str, Any]],
-        vectors: np.ndarray | None,
-        times: np.ndarray,
-        term_ids: np.ndarray,
-        term_ptr: np.ndarray,
-        n_terms: int,
-        groups: np.ndarray | None,
-        bm25: Bm25Matrix | Bm25Postings | None = None,
-        ids: list[str] | None = None,
-        lead_len: np.ndarray | None = None,
-        pending: np.ndarray | None = None,
-        row_of: dict[str, int] | None = None,
-    ) -> None:
-        self.records = Records.from_dicts(records)  # columns, not a dict per document
-        # int32 (n,): the background batch each document's vector waits for (0 = it has
-        # one); None = every vector is in (index/background.py)
-        self.pending = pending
-        self.lead_len = lead_len  # terms in each document's first sentence (lazy)
-        self.ids = ids if ids is not None else self.records.ids
-        self.row_of = row_of if row_of is not None else {d: i for i, d in enumerate(self.ids)}
-        self.vectors = vectors
-        self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
-        self.term_ids = term_ids
-        self.term_ptr = term_ptr
-        self.n_terms = n_terms
-        self.groups = groups
-        self._bm25 = bm25
-        self._lead: dict[int, Bm25Matrix | Bm25Postings] = {}
-        self._lock = threading.Lock()
-        self.acronyms: dict[str, str | None] = {}  # acronym -> the corpus's phrase (lazy)
-        self.titles: np.ndarray | None = None  # code of each document's lead terms (lazy)
-        self.title_sums: tuple[np.ndarray, np.ndarray] | None = None  # their hashes (_lead_sums)
-        self.filter_cols: dict[str, Any] = {}  # metadata field -> filters.FieldColumn (lazy)
-        self.derived: dict[Any, Any] = {}  # per-state arrays the search derives from times (lazy)
-        self.bufs: dict[str, _Buffer] = {}  # room to append to the arrays (add())
-        self.series_keys: dict[int, str] = {}  # row -> _series_key of its text (memo, lazy)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def time_column(self, field: str) -> np.ndarray:
-        """The time each document decays from under ``time_field=field`` (read-only, cached)."""
-        t = self.derived.get(("time", field))
-        if t is None:
-            t = _decay_times(self.times, field)
-            t.flags.writeable = False  # shared by every search of this state
-            self.derived[("time", field)] = t
-        return t
-
-    def has_column(self, c: int) -> bool:
-        """Whether any document has a value in time column ``c`` (2: valid_from, 3: valid_to)."""
-        v = self.derived.get(("has", c))
-        if v is None:
-            v = self.derived[("has", c)] = bool(self.times.shape[1]) and not bool(np.isnan(self.times[c]).all())
-        return v
-
-    def bm25(self, k1: float, b: float) -> Bm25Matrix | Bm25Postings:
-        m = self._bm25
-        if m is None:
-            with self._lock:
-                if self._bm25 is None:
-                    self._bm25 = build_matrix(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b)
-                m = self._bm25
-        return m
-
-    def lead_bm25(self, k1: float, b: float, tokens: int) -> Bm25Matrix | Bm25Postings:
-        """BM25 over each document's lead: its first sentence or line (a title, a release
-        header), at most ``tokens`` terms."""
-        m = self._lead.get(tokens)
-        if m is None:
-            with self._lock:
-                m = self._lead.get(tokens)
-                if m is None:
-                    if self.lead_len is None:
-                        self.lead_len = lead_lengths(self.records.texts)
-                    ids, ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
-                    m = build_matrix(ids, ptr, self.n_terms, k1=k1, b=b)
-                    self._lead[tokens] = m
-        return m
-
-    def appended(
-        self, records: list[dict[str, Any]], vectors: np.ndarray | None, times: np.ndarray,
-        t_ids: np.ndarray, t_ptr: np.ndarray, n_terms: int, lead_len: np.ndarray | None, k1: float, b: float,
-    ) -> _Snapshot:
-        """This snapshot with new documents at the end, at the cost of the new documents
-        (amortised): the arrays grow into spare capacity (doubling, shared with this
-        snapshot, which keeps seeing only its own rows), and the BM25 statistics of the
-        body and lead that a search has built are carried over as postings with the new
-        documents' postings appended (:class:`~chronorank.index.bm25.Bm25Postings`, the
-        scores of a rebuild to the bit), so the next search rebuilds nothing."""
-        n = len(self)
-        bufs = dict(self.bufs)
-        new_ids = [r["id"] for r in records]
-        row_of = dict(self.row_of)
-        row_of.update(zip(new_ids, range(n, n + len(records))))
-        vecs = _concat_vectors(self.vectors, vectors, n, None if vectors is None else vectors.shape[1], bufs)
-        snap = _Snapshot(
-            records=self.records + records,
-            vectors=vecs,
-            times=_extend(bufs, "times", self.times, times, axis=1),
-            term_ids=_extend(bufs, "term_ids", self.term_ids, t_ids),
-            term_ptr=_extend(bufs, "term_ptr", self.term_ptr, self.term_ptr[-1] + t_ptr[1:]),
-            n_terms=n_terms,
-            groups=None,
-            ids=self.ids + new_ids,
-            row_of=row_of,
-            lead_len=None if lead_len is None or self.lead_len is None else _extend(bufs, "lead_len", self.lead_len, lead_len),
-        )
-        snap.bufs = bufs
-        titles = self.title_sums
-        if titles is not None and lead_len is not None:
-            sums, has = _lead_sums(t_ids, t_ptr, lead_len)
-            snap.title_sums = (np.concatenate([titles[0], sums]), np.concatenate([titles[1], has]))
-        body = self._bm25
-        if body is not None:
-            post = body if isinstance(body, Bm25Postings) and (body.k1, body.b) == (k1, b) else None
-            if post is None:  # first append since a build or a load: postings of the old rows, once
-                post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b)
-            snap._bm25 = post.append(t_ids, t_ptr, n_terms)
-        if lead_len is not None and self.lead_len is not None:
-            for tokens, lead in list(self._lead.items()):  # a search may add one meanwhile
-                ids, ptr = _lead_terms(t_ids, t_ptr, lead_len, tokens)
-                if not (isinstance(lead, Bm25Postings) and (lead.k1, lead.b) == (k1, b)):
-                    base_ids, base_ptr = _lead_terms(self.term_ids, self.term_ptr, self.lead_len, tokens)
-                    lead = _postings(lead, base_ids, base_ptr, self.n_terms, k1, b)
-                snap._lead[tokens] = lead.append(ids, ptr, n_terms)
-        return snap
-
-
-def _empty_snapshot() -> _Snapshot:
-    return _Snapshot(
-        [], None, np.zeros((4, 0)), np.zeros(0, np.int32), np.zeros(1, np.int64), 0, None
-    )
 
 
 class TemporalIndex:
@@ -219,8 +102,8 @@ class TemporalIndex:
         config: IndexConfig | str | None = None,
         group_key: str | Callable[[Mapping[str, Any]], Any] | None = None,
         bad_dates: str = "raise",
-        k1: float = 1.2,
-        b: float = 0.3,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
     ) -> None:
         self.embedder = get_embedder(embedder)
         self.config = IndexConfig.from_spec(config)
@@ -302,7 +185,6 @@ class TemporalIndex:
             if background:
                 ticket = _bg.start(self).next_ticket()
             new_vecs, new_pending = self._vectors_for(old, records, given, dim, ticket)
-            from chronorank.index.text import encode_documents
 
             texts = [r["text"] for r in records]
             # the lead's length comes from the same pass (equal to lead_lengths: property test)
@@ -410,7 +292,6 @@ class TemporalIndex:
         snap = self._snap
         topical = _anchor_subject(pq.topical, intent)
         n = len(snap)
-        from chronorank.filters import filter_mask, parse_filter
 
         flt = parse_filter(filter)
         if n == 0:
@@ -425,8 +306,6 @@ class TemporalIndex:
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
-            from chronorank.index.ann import ann_candidates
-
             opts = {} if ann is True else dict(ann)  # type: ignore[arg-type]
             ann_rows, qvec, intent, now_s = ann_candidates(
                 self, query, now_s, vector=vector, intent=intent, snap=snap, **opts
@@ -435,7 +314,6 @@ class TemporalIndex:
         terms = self._query_terms(topical)
         cut = _cut_margin(cfg, terms)
         cfg = _shaped(cfg, terms)
-        from chronorank.intent.rules import keyword_text
 
         spelled = _spell_acronyms(snap, topical)
         signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
@@ -466,6 +344,7 @@ class TemporalIndex:
         sim = _fuse(signals, cfg)
         tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
         raw_sim = sim
+
         if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
             scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, tplan.excludes_future,
                                  cache=snap.derived if rows is None else None)
@@ -515,8 +394,6 @@ class TemporalIndex:
                 # the topic cut needs the keyword signal: with cosine alone the releases of one
                 # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
                 # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
-                from chronorank.temporal import topic_first
-
                 score, on_topic = topic_first(
                     score, raw_sim, cut, res.keep, ~res.not_yet_valid,
                     others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
@@ -629,8 +506,6 @@ class TemporalIndex:
 
     def _query_terms(self, topical: str) -> int:
         """Distinct query terms the corpus knows (the query's shape, for ``_shaped``)."""
-        from chronorank.index.text import query_weights
-
         vocab = self._vocab
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
@@ -644,9 +519,6 @@ class TemporalIndex:
         say "2.0"). It reports the very change the question is framed by, so it is on the
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
-        from chronorank.intent.rules import anchor_terms
-        from chronorank.temporal import resolve_anchor
-
         if intent.anchor is None:
             return intent, "", -1
         words = anchor_terms(intent.anchor, intent.lang)
@@ -702,8 +574,6 @@ class TemporalIndex:
             qv = np.ascontiguousarray(q, dtype=np.float32)
             out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
         if cfg.keyword_weight > 0:
-            from chronorank.index.text import query_weights
-
             vocab = self._vocab
             words = topical if keywords is None else keywords
             tw = {vocab[t]: w for t, w in query_weights(words).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
@@ -769,8 +639,6 @@ class TemporalIndex:
         mmap: bool = True,
     ) -> TemporalIndex:
         """Open a saved index; ``embedder="auto"`` rebuilds the embedder it was saved with."""
-        from chronorank.index.storage import load_index
-
         return load_index(cls, path, embedder=embedder, verify=verify, mmap=mmap)
 
     # ------------------------------------------------------------------ helpers
@@ -835,7 +703,6 @@ class TemporalIndex:
                     f"docs[{todo[0]}] (id={records[todo[0]]['id']!r}) has no vector and the index has no "
                     "embedder; give every document a vector or create the index with an embedder."
                 )
-            from chronorank.index.embed_cache import embed_documents
 
             # through the on-disk embedding cache (off: CHRONORANK_EMBED_CACHE=off), with progress
             emb = embed_documents(self.embedder, [records[i]["text"] for i in todo])
@@ -847,8 +714,6 @@ class TemporalIndex:
         return out, (pending if pending.any() else None)
 
     def _parse_times(self, records: list[dict[str, Any]]) -> np.ndarray:
-        from chronorank.timeparse import parse_times
-
         cols = np.empty((4, len(records)), dtype=np.float64)
         for c, name in enumerate(TIME_COLUMNS):
             raw = [r.get(name) for r in records]
@@ -932,150 +797,10 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
     return rec
 
 
-_MAX_META_DEPTH = 32
-
-
-def _check_storable(v: Any, where: str, depth: int, path: set[int] | None = None) -> None:
-    """Raise InvalidInput unless ``v`` can be written to docs.jsonl and read back."""
-    if isinstance(v, str):
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInput(
-                f"{where} holds an unpaired surrogate {v[exc.start]!r} at position {exc.start}; it cannot "
-                "be stored as UTF-8. Decode the source with errors='replace' first."
-            ) from None
-        return
-    if v is None or isinstance(v, (bool, int, float)):
-        return
-    if isinstance(v, (Mapping, list, tuple)):
-        if depth >= _MAX_META_DEPTH:
-            raise InvalidInput(
-                f"{where} nests deeper than {_MAX_META_DEPTH} levels; flatten it (e.g. store the deep part "
-                "as a JSON string)."
-            )
-        path = set() if path is None else path
-        if id(v) in path:
-            raise InvalidInput(f"{where} contains itself (a circular reference); pass a copy without the cycle.")
-        path.add(id(v))
-        if isinstance(v, Mapping):
-            for k, x in v.items():
-                if not isinstance(k, str):
-                    raise InvalidInput(
-                        f"{where} has the key {k!r} ({type(k).__name__}); metadata keys must be strings "
-                        f"-- use str(key)."
-                    )
-                _check_storable(k, f"{where} key {k!r}", depth + 1, path)
-                _check_storable(x, f"{where}[{k!r}]", depth + 1, path)
-        else:
-            for j, x in enumerate(v):
-                _check_storable(x, f"{where}[{j}]", depth + 1, path)
-        path.discard(id(v))
-        return
-    _check_storable(str(v), f"{where} (written as str())", depth, path)
-
-
-def _as_matrix(v: Any, dim: int | None, field: str) -> np.ndarray:
-    try:
-        mat = np.asarray(v, dtype=np.float32)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{field} could not be read as numbers; give a float array.") from None
-    if mat.ndim == 1:
-        mat = mat[None, :]
-    if mat.ndim != 2 or mat.shape[1] == 0:
-        raise InvalidInput(f"{field} has shape {mat.shape}; expected (n, dim) or (dim,).")
-    if dim is not None and mat.shape[1] != dim:
-        raise InvalidInput(
-            f"{field} has width {mat.shape[1]} but the index uses {dim}-dimensional vectors; "
-            "embed with the same model or build a new index."
-        )
-    if not np.isfinite(mat).all():
-        row = int(np.flatnonzero(~np.isfinite(mat).all(axis=1))[0])
-        raise InvalidInput(f"{field} row {row} holds NaN or inf; vectors must be finite.")
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    if (norms == 0).any():
-        row = int(np.flatnonzero(norms[:, 0] == 0)[0])
-        raise InvalidInput(f"{field} row {row} is all zeros; a zero vector has no direction for cosine similarity.")
-    return np.ascontiguousarray(mat / norms, dtype=np.float32)
-
-
 def _dense_meta(index: TemporalIndex, snap: _Snapshot) -> dict[str, Any]:
     """The dense lane's state for ``Ranking.meta`` (``dense``, ``dense_complete``)."""
     prog = _bg.dense_progress(index, snap)
     return {} if prog is None else {"dense": prog.describe(), "dense_complete": prog.complete}
-
-
-def _concat_vectors(
-    base: np.ndarray | None, new: np.ndarray | None, n_base: int, dim: int | None,
-    bufs: dict[str, _Buffer] | None = None,
-) -> np.ndarray | None:
-    if new is None:
-        return base
-    if base is None:
-        if n_base:
-            raise InvalidInput("the index holds documents without vectors; vectors must be given for all or none.")
-        return np.ascontiguousarray(new)
-    if bufs is not None:
-        return _extend(bufs, "vectors", base, new)
-    return np.ascontiguousarray(np.concatenate([base, new], axis=0))
-
-
-class _Buffer:
-    """Spare capacity behind one array of the newest snapshot: the snapshot's array is
-    ``array[:used]`` (along the growth axis); the rows after it are free."""
-
-    __slots__ = ("array", "used")
-
-    def __init__(self, array: np.ndarray, used: int) -> None:
-        self.array = array
-        self.used = used
-
-
-def _extend(bufs: dict[str, _Buffer], name: str, base: np.ndarray, new: np.ndarray, axis: int = 0) -> np.ndarray:
-    """``np.concatenate([base, new], axis)`` in amortised O(len(new)): written into the
-    spare room of ``bufs[name]`` when ``base`` is the newest view of that buffer, else
-    copied once into a buffer of twice the size. ``base`` itself never changes (an older
-    snapshot's view ends where it ended), so readers of older snapshots are unaffected."""
-    n, k = base.shape[axis], new.shape[axis]
-    buf = bufs.get(name)
-    sl: list[slice] = [slice(None)] * base.ndim
-    if (
-        buf is None or buf.used != n or buf.array.shape[axis] < n + k or buf.array.dtype != base.dtype
-        or base.ctypes.data != buf.array.ctypes.data
-    ):
-        shape = list(base.shape)
-        shape[axis] = max(2 * (n + k), 16)
-        arr = np.empty(shape, dtype=base.dtype)
-        sl[axis] = slice(0, n)
-        arr[tuple(sl)] = base
-        buf = _Buffer(arr, n)
-    sl[axis] = slice(n, n + k)
-    buf.array[tuple(sl)] = new
-    buf.used = n + k
-    bufs[name] = buf
-    sl[axis] = slice(0, n + k)
-    return buf.array[tuple(sl)]
-
-
-def _postings(
-    m: Bm25Matrix | Bm25Postings, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, k1: float, b: float
-) -> Bm25Postings:
-    """Postings for a snapshot's built matrix: solved from its scores when that is exact
-    (no pass over the documents), else counted from the term ids (one sort)."""
-    if isinstance(m, Bm25Matrix):
-        post = Bm25Postings.from_matrix(m, np.diff(term_ptr), k1=k1, b=b)
-        if post is not None:
-            return post
-    return Bm25Postings.build(term_ids, term_ptr, n_terms, k1=k1, b=b)
-
-
-def _lead_terms(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray, tokens: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each document's lead as flat term ids + offsets: its first ``min(len, lead_len, tokens)`` terms."""
-    keep = np.minimum(np.minimum(np.diff(term_ptr), lead_len), tokens)
-    ptr = np.zeros(keep.shape[0] + 1, dtype=np.int64)
-    np.cumsum(keep, out=ptr[1:])
-    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
-    return term_ids[np.repeat(term_ptr[:-1], keep) + pos], ptr
 
 
 def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
@@ -1097,15 +822,6 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     )
 
 
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-
-
-def lead_cut(text: str, scan: int = 400) -> int:
-    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
-    m = _SENTENCE_END.search(text, 0, scan)
-    return m.start() if m else min(len(text), scan)
-
-
 def _title_chains(
     snap: _Snapshot, rows: np.ndarray | None, sim: np.ndarray, times: np.ndarray,
     margin: float | None, intent: Intent,
@@ -1121,8 +837,6 @@ def _title_chains(
     introduced": :func:`chronorank.intent.rules.asks_past`), and not for pages that share a
     title *and* a date (chunks of one page). Returns group codes (-1 = no chain) or None.
     """
-    from chronorank.intent.rules import asks_past
-
     if asks_past(intent.query, intent.lang):
         return None
     if snap.titles is None:
@@ -1159,27 +873,6 @@ def _codes(sums: np.ndarray, has: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lead_sums(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each document's lead hash (uint64) and whether it has a lead; a document's hash
-    depends on its own terms only, so an append hashes the new documents alone."""
-    n = term_ptr.shape[0] - 1
-    keep = np.minimum(np.diff(term_ptr), lead_len).astype(np.int64)
-    out = np.zeros(n, dtype=np.uint64)
-    if n == 0 or not keep.any():
-        return out, keep > 0
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(keep, out=ptr[1:])
-    pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], keep)
-    ids = term_ids[np.repeat(term_ptr[:-1], keep) + pos].astype(np.uint64)
-    mult = np.random.default_rng(16).integers(1, 2**63, size=int(keep.max()), dtype=np.uint64) | np.uint64(1)
-    with np.errstate(over="ignore"):
-        h = (ids + np.uint64(1)) * mult[pos]
-        sums = np.add.reduceat(h, ptr[:-1][keep > 0]) + keep[keep > 0].astype(np.uint64)
-    has = keep > 0
-    out[has] = sums
-    return out, has
-
-
 def _anchor_subject(topical: str, intent: Intent) -> str:
     """A question that names no subject besides its anchor takes the anchor's event noun as
     its topic: "what changed after the 3.0 release" asks about releases, so the topical query
@@ -1189,8 +882,6 @@ def _anchor_subject(topical: str, intent: Intent) -> str:
     anchor, and the question asks about what came after it."""
     if intent.anchor is None:
         return topical
-    from chronorank.index.text import query_weights
-    from chronorank.intent.rules import anchor_terms
 
     if len(query_weights(topical)) > 1:
         return topical
@@ -1203,8 +894,6 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
     """The topical query with each acronym followed by the phrase the corpus spells it with
     ("the SLA" -> "the SLA (service level agreement)"; :func:`chronorank.index.text.acronym_expansion`),
     for both the keywords and the embedding. Looked up once per acronym and snapshot."""
-    from chronorank.index.text import acronym_expansion, query_acronyms
-
     found = query_acronyms(topical)
     if not found:
         return topical
@@ -1219,14 +908,6 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
             if m is not None:
                 out = f"{out[:m.end()]} ({phrase}){out[m.end():]}"
     return out
-
-
-def lead_lengths(texts: Iterable[str]) -> np.ndarray:
-    """Number of index terms in each text's first sentence or line (its title, in effect)."""
-    from chronorank.index.text import analyze_many
-
-    heads = [text[: lead_cut(text)] for text in texts]
-    return np.fromiter((len(t) for t in analyze_many(heads, prefixes=True)), dtype=np.int64, count=len(heads))
 
 
 #: Below this many vector entries (about 21,800 documents at 384 dimensions) the query's
@@ -1249,23 +930,10 @@ def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     return vectors @ q
 
 
-def _decay_times(times: np.ndarray, field: str) -> np.ndarray:
-    date, updated, valid_from = times[0], times[1], times[2]
-    if field == "date":
-        return date
-    if field == "updated":
-        return np.where(np.isnan(updated), date, updated)
-    if field == "valid_from":
-        return np.where(np.isnan(valid_from), date, valid_from)
-    return np.where(np.isnan(date), updated, date)  # auto; apply_temporal prefers valid_from
-
-
 def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     dense = signals.get("dense")
     kw = signals.get("bm25")
     if cfg.fusion == "rrf":
-        from chronorank.fusion import weighted_rrf
-
         named: dict[str, np.ndarray] = {}
         weights: dict[str, float] = {}
         if dense is not None:
@@ -1367,8 +1035,6 @@ def _cut_margin(cfg: IndexConfig, terms: int) -> float | None:
     m = cfg.topical_margin
     f = _shape_factor(cfg.short_query_terms, terms)
     return None if m is None or f == 0 else m * f
-
-
 
 
 def _may_be_current(intent: Intent, now: float) -> bool:
@@ -1504,8 +1170,6 @@ def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray
 
 
 def _topic_rule(margin: float | None, others: list[tuple[str, float]], versions: float | None = None) -> str:
-    from chronorank.temporal import VERSION_CORE
-
     if margin is None:
         return ""
     dense = "".join(f", or {k} >= {floor:g} x the best {k}" for k, floor in others)
@@ -1602,7 +1266,6 @@ def _versions_first(
     if not versions.any():
         return score, None
     versions[first] = True
-    from chronorank.temporal import versions_first
 
     moved = versions_first(score, versions, sim, live, judge)
     return (moved, versions) if moved is not score else (score, None)
@@ -1749,8 +1412,6 @@ def _exact_pool(
     rows = np.flatnonzero(mask)
     if rows.shape[0] > n // 4:
         return None
-    from chronorank.temporal import Pool
-
     # the corpus's lowest similarity and the outside's bound, as the temporal layer sees them
     edge = np.array([top, float(sim.min()), v])
     if flatten and cfg.topical_margin is not None:
@@ -1778,8 +1439,6 @@ def _pool_holds(
     top = float(np.max(raw_sim, where=ref, initial=-np.inf))
     if not (top >= sel.sim_cut and sel.sim_cut <= sel.cut * top):
         return False
-    from chronorank.temporal import _at_least
-
     for name, c in sel.cuts.items():
         x = signals[name]
         floor = cfg.topic_floor if name == "dense" else cfg.topic_lead_floor
@@ -1809,8 +1468,6 @@ def _anchor_cut(
     bad = res.unsure & on_topic & res.keep
     if not bad.any():
         return None
-    from chronorank.temporal import ANCHOR_BINS
-
     t = ratio * float(sim[bad].min()) - 2.0 * (float(sim.max()) - sel.info.low) / (ANCHOR_BINS - 1)
     if flatten and cfg.topical_margin is not None:
         t = sel.top * t / ((1.0 - cfg.tie_break) / cfg.topical_margin + cfg.tie_break)

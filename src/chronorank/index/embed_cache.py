@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from chronorank._recache import env_cache_dir
+from chronorank.index.embedders import embed_queries
 from chronorank.index.progress import Progress
 
 __all__ = ["CachedQueries", "EmbeddingCache", "cache_dir", "cached_queries", "default_cache", "embed_documents"]
@@ -40,8 +42,6 @@ _MERGE_AT = 32  # shards in one model's directory before they are merged
 
 def cache_dir() -> Path | None:
     """The cache root, or None when ``CHRONORANK_EMBED_CACHE`` turns the cache off."""
-    from chronorank._recache import env_cache_dir
-
     return env_cache_dir("CHRONORANK_EMBED_CACHE", "embeddings")
 
 
@@ -255,8 +255,6 @@ class CachedQueries:
         return self.inner.embed(texts)
 
     def embed_query(self, texts: Sequence[str]) -> np.ndarray:
-        from chronorank.index.embedders import embed_queries
-
         if self._memo is None:
             self._memo = {}
             for path in self.cache._shards():

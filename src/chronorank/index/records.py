@@ -14,7 +14,9 @@ from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Records", "TIME_COLUMNS"]
+from chronorank.errors import InvalidInput
+
+__all__ = ["Records", "TIME_COLUMNS", "check_storable"]
 
 TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 
@@ -89,3 +91,47 @@ class Records(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"Records(n={len(self)})"
+
+
+MAX_META_DEPTH = 32
+
+
+def check_storable(v: Any, where: str, depth: int, path: set[int] | None = None) -> None:
+    """Raise InvalidInput unless ``v`` can be written to docs.jsonl and read back (the
+    index and every store check a document's fields with it before accepting it)."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(
+                f"{where} holds an unpaired surrogate {v[exc.start]!r} at position {exc.start}; it cannot "
+                "be stored as UTF-8. Decode the source with errors='replace' first."
+            ) from None
+        return
+    if v is None or isinstance(v, (bool, int, float)):
+        return
+    if isinstance(v, (Mapping, list, tuple)):
+        if depth >= MAX_META_DEPTH:
+            raise InvalidInput(
+                f"{where} nests deeper than {MAX_META_DEPTH} levels; flatten it (e.g. store the deep part "
+                "as a JSON string)."
+            )
+        path = set() if path is None else path
+        if id(v) in path:
+            raise InvalidInput(f"{where} contains itself (a circular reference); pass a copy without the cycle.")
+        path.add(id(v))
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    raise InvalidInput(
+                        f"{where} has the key {k!r} ({type(k).__name__}); metadata keys must be strings "
+                        f"-- use str(key)."
+                    )
+                check_storable(k, f"{where} key {k!r}", depth + 1, path)
+                check_storable(x, f"{where}[{k!r}]", depth + 1, path)
+        else:
+            for j, x in enumerate(v):
+                check_storable(x, f"{where}[{j}]", depth + 1, path)
+        path.discard(id(v))
+        return
+    check_storable(str(v), f"{where} (written as str())", depth, path)

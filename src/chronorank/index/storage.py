@@ -75,8 +75,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from chronorank import __version__
 from chronorank.errors import ChronorankError, CorruptIndex, InvalidInput, StoreError
-from chronorank.index.text import ANALYZER_VERSION
+from chronorank.index.bm25 import Bm25Matrix, encode_terms
+from chronorank.index.embedders import get_embedder
+from chronorank.index.snapshot import VectorsPending, _Snapshot
+from chronorank.index.text import ANALYZER_VERSION, analyze_many
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -251,8 +255,6 @@ def save_index(index: TemporalIndex, path: str | os.PathLike[str]) -> Path:
         snap = index._snap
         vocab_items = list(index._vocab.items())
     if getattr(snap, "pending", None) is not None:
-        from chronorank.index.background import VectorsPending
-
         raise VectorsPending("documents still wait for their background vectors; TemporalIndex.save() "
                              "waits for them (or call index.wait() first): a saved index is never partial.")
     bm25 = snap.bm25(index.k1, index.b)
@@ -325,8 +327,6 @@ def _write_generation(
         vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
         (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
         files["vocab.json"] = tmp / "vocab.json"
-
-        from chronorank import __version__
 
         emb = index.embedder
         manifest: dict[str, Any] = {
@@ -606,10 +606,6 @@ def load_index(
 def _load_once(
     cls: type[TemporalIndex], root: Path, *, embedder: Any, verify: bool, mmap: bool
 ) -> TemporalIndex:
-    from chronorank.index.bm25 import Bm25Matrix
-    from chronorank.index.core import _Snapshot
-    from chronorank.index.embedders import get_embedder
-
     gdir, man = read_manifest(root)
     files: dict[str, Any] = man["files"]
     handles: dict[str, IO[bytes]] = {}
@@ -711,8 +707,6 @@ def _load_once(
     if man.get("analyzer", 1) != ANALYZER_VERSION:
         # saved by a chronorank that analysed text differently: the records hold the texts,
         # so the keyword side is rebuilt here (the files on disk are left as they are)
-        from chronorank.index.bm25 import encode_terms
-        from chronorank.index.text import analyze_many
 
         idx._vocab = {}
         term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)

@@ -12,6 +12,7 @@ This module imports no framework.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.filters import and_filters
+from chronorank.rerank import TemporalReranker
+from chronorank.temporal import intent_strength
+from chronorank.timeparse import parse_times
 
 if TYPE_CHECKING:
     from chronorank.rerank import TemporalReranker
@@ -53,7 +58,6 @@ def build_reranker(reranker: TemporalReranker | None = None, **kwargs: Any) -> T
                 "pass either a ready TemporalReranker or its settings, not both"
             )
         return reranker
-    from chronorank.rerank import TemporalReranker
 
     return TemporalReranker(**kwargs)
 
@@ -76,8 +80,6 @@ def similarity_column(scores: Sequence[float | None]) -> tuple[np.ndarray | list
 
 def time_column(values: Sequence[Any]) -> np.ndarray:
     """Epoch seconds (float64, NaN = missing) for raw metadata date values."""
-    from chronorank.timeparse import parse_times
-
     if len(values) == 0:
         return np.empty(0, dtype=np.float64)
     return np.asarray(parse_times(list(values)), dtype=np.float64)
@@ -186,8 +188,6 @@ def plan_lanes(intent: Intent, now: float, lane_days: Sequence[float]) -> list[L
     - ``range``: the target interval;
     - ``specific`` / ``timeless`` (or zero sensitivity): none; similarity alone decides.
     """
-    from chronorank.temporal import intent_strength
-
     if intent_strength(intent) <= 0.0:
         return []
     if intent.mode == "recent":
@@ -272,8 +272,6 @@ def engine_search(
     ``filters`` (the retriever's own and the call's) are ANDed: a call can narrow the
     retriever's filter (a tenant, an ACL) but never widen it.
     """
-    from chronorank.filters import and_filters
-
     if not callable(getattr(engine, "search", None)):
         raise InvalidInput(
             f"engine={engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore."
@@ -291,8 +289,6 @@ async def engine_asearch(
     engine: Any, query: str, *, k: int, now: Any = None, filters: Sequence[Any] = (), **kwargs: Any
 ) -> Ranking:
     """Async :func:`engine_search` (the engine's ``asearch`` when it has one)."""
-    from chronorank.filters import and_filters
-
     if not callable(getattr(engine, "asearch", None)):
         import asyncio
 
@@ -357,8 +353,6 @@ def open_engine(config: Mapping[str, Any]) -> Any:
     env = cfg.pop("dsn_env", None)
     dsn = cfg.pop("dsn", None)
     if env is not None:
-        import os
-
         dsn = os.environ.get(env)
         if not dsn:
             raise InvalidInput(f"engine_config dsn_env={env!r}, but that environment variable is not set.")
@@ -400,6 +394,4 @@ def reranker_settings(reranker: Any) -> dict[str, Any]:
 
 def reranker_from_settings(settings: Mapping[str, Any]) -> TemporalReranker:
     """The ``TemporalReranker`` that :func:`reranker_settings` described."""
-    from chronorank.rerank import TemporalReranker
-
     return TemporalReranker(**dict(settings))

@@ -31,6 +31,7 @@ from chronorank.integrations._common import (
     rerank_candidates,
     union_pools,
 )
+from chronorank.timeparse import resolve_now
 
 if TYPE_CHECKING:
     from chronorank.rerank import TemporalReranker
@@ -117,7 +118,6 @@ def query_collection(
     """
     if k < 1 or fetch_k < k:
         raise InvalidInput(f"need 1 <= k <= fetch_k, got k={k} fetch_k={fetch_k}")
-    from chronorank.timeparse import resolve_now
 
     space = collection_space(collection)
     t_now = resolve_now(now)

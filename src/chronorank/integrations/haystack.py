@@ -28,15 +28,18 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from chronorank.errors import InvalidInput, require
+from chronorank.filters import parse_filter
 from chronorank.integrations._common import (
     METADATA_KEYS,
     METADATA_PREFIX,
     engine_hits,
     engine_search,
     hit_metadata,
+    open_engine,
     rerank_candidates,
     strip_metadata,
 )
+from chronorank.rerank import TemporalReranker
 
 require("haystack", extra="haystack", package="haystack-ai")
 
@@ -75,7 +78,6 @@ class TemporalRanker:
     ) -> None:
         if top_k is not None and top_k < 0:
             raise InvalidInput(f"top_k must be >= 0 or None, got {top_k!r}")
-        from chronorank.rerank import TemporalReranker
 
         self.kernel = kernel if isinstance(kernel, str) else repr(kernel)
         self.date_field = date_field
@@ -195,9 +197,6 @@ class ChronorankRetriever:
         now: Any = None,
         search_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        from chronorank.filters import parse_filter
-        from chronorank.integrations._common import open_engine
-
         if engine is None and engine_config is None:
             raise InvalidInput("give engine= (a TemporalIndex or store) or engine_config= (how to open one).")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:

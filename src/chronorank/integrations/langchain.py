@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from chronorank.errors import InvalidInput, require
+from chronorank.filters import parse_filter
+from chronorank.index.embedders import get_embedder
 from chronorank.integrations._common import (
     DEFAULT_LANES_DAYS,
     METADATA_KEYS,
@@ -40,6 +42,8 @@ from chronorank.integrations._common import (
     union_pools,
     unique_key,
 )
+from chronorank.rerank import TemporalReranker
+from chronorank.timeparse import resolve_now
 
 require("langchain_core", extra="langchain", package="langchain-core")
 
@@ -222,8 +226,6 @@ class TemporalRetriever(BaseRetriever):
         if "k" not in sk:
             _check_sizes(k, int(sk.get("fetch_k", fetch_k)), lane_k)
         if reranker is None:
-            from chronorank.rerank import TemporalReranker
-
             reranker = TemporalReranker(kernel=kernel, date_field=date_field, **reranker_kwargs)
         elif reranker_kwargs:
             raise InvalidInput(
@@ -304,8 +306,6 @@ class TemporalRetriever(BaseRetriever):
 
     def _resolve(self, now: Any) -> float:
         """One reference time per call, shared by lane planning and reranking."""
-        from chronorank.timeparse import resolve_now
-
         return float(resolve_now(self._now(now)))
 
     def _calls(self, query: str, now: Any) -> list[tuple[int, dict[str, Any], Lane | None]]:
@@ -485,8 +485,6 @@ class TemporalCompressor(BaseDocumentCompressor):
         **reranker_kwargs: Any,
     ) -> TemporalCompressor:
         """Build the compressor and its ``TemporalReranker`` in one call."""
-        from chronorank.rerank import TemporalReranker
-
         reranker = TemporalReranker(kernel=kernel, date_field=date_field, **reranker_kwargs)
         return cls(
             reranker=reranker, date_field=date_field, score_field=score_field, top_k=top_k, now=now
@@ -555,8 +553,6 @@ class ChronorankRetriever(BaseRetriever):
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
-        from chronorank.filters import parse_filter
-
         kw = dict(self.search_kwargs)
         if "k" in kw:
             self.k = int(kw.pop("k"))
@@ -612,8 +608,6 @@ class ChronorankEmbeddings(Embeddings):
     store and a chronorank index embed alike."""
 
     def __init__(self, embedder: Any = "default") -> None:
-        from chronorank.index.embedders import get_embedder
-
         emb = get_embedder(embedder)
         if emb is None:
             raise InvalidInput("embedder=None has no vectors; give 'default', 'hashing' or an Embedder.")

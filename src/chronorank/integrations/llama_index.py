@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chronorank.errors import InvalidInput, require
+from chronorank.filters import parse_filter
 from chronorank.integrations._common import (
     METADATA_KEYS,
     METADATA_PREFIX,
@@ -32,8 +33,11 @@ from chronorank.integrations._common import (
     engine_search,
     hit_metadata,
     rerank_candidates,
+    reranker_from_settings,
+    reranker_settings,
     strip_metadata,
 )
+from chronorank.rerank import TemporalReranker
 
 require("llama_index.core", extra="llamaindex", package="llama-index-core")
 
@@ -122,14 +126,10 @@ class TemporalPostprocessor(BaseNodePostprocessor):
     @field_validator("reranker", mode="before")
     @classmethod
     def _reranker_from_json(cls, value: Any) -> Any:
-        from chronorank.integrations._common import reranker_from_settings
-
         return reranker_from_settings(value) if isinstance(value, dict) else value
 
     @field_serializer("reranker")
     def _reranker_to_json(self, value: Any) -> Any:
-        from chronorank.integrations._common import reranker_settings
-
         return reranker_settings(value)  # to_json / from_json round-trip through the settings
 
     def model_post_init(self, __context: Any) -> None:
@@ -149,8 +149,6 @@ class TemporalPostprocessor(BaseNodePostprocessor):
         **reranker_kwargs: Any,
     ) -> TemporalPostprocessor:
         """Build the postprocessor and its ``TemporalReranker`` in one call."""
-        from chronorank.rerank import TemporalReranker
-
         reranker = TemporalReranker(kernel=kernel, date_field=date_field, **reranker_kwargs)
         return cls(
             reranker=reranker,
@@ -298,8 +296,6 @@ class ChronorankRetriever(BaseRetriever):
         search_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        from chronorank.filters import parse_filter
-
         if not callable(getattr(engine, "search", None)):
             raise InvalidInput(f"engine={engine!r} has no search(); give a TemporalIndex, QdrantStore or PgVectorStore.")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from chronorank.errors import InvalidInput
-from chronorank.intent import _calendar as cal
 from chronorank.intent.lang import Language, detect_language, get_language
 from chronorank.intent.sensitivity import default_model, feature_names
+from chronorank.timeparse import civil as cal
+from chronorank.timeparse import resolve_now
 from chronorank.types import Anchor, Intent, Interval, Span
 
 MAX_ANALYSED_CHARS = 2048
@@ -188,135 +190,195 @@ def _unit(lang: Language, text: str | None) -> str | None:
     return lang.units.get(" ".join(text.lower().split()))
 
 
-def _handle(lang: Language, kind: str, m: re.Match[str], idx: int, now: float, query: str) -> _Hit | None:
-    s, e = m.span()
-    ref = cal.to_dt(now)
+class _Match:
+    """One pattern match of kind ``kind`` and what its handler reads."""
 
-    def when(name: str = "when", hint: int | None = None) -> _When | None:
-        text = _group(m, idx, name)
-        return None if text is None else _resolve_when(lang, text, now, hint)
+    __slots__ = ("lang", "kind", "m", "idx", "now", "query", "s", "e", "ref")
 
-    if kind == "ignore":
-        return _Hit(s, e, kind, "ignore", None)
-    if kind == "recent":
-        return _Hit(s, e, kind, "recent", None)
-    if kind in ("start_of", "end_of", "as_of"):
-        w = when("when") or when("date")
-        if w is None:
+    def __init__(self, lang: Language, kind: str, m: re.Match[str], idx: int, now: float, query: str) -> None:
+        self.lang, self.kind, self.m, self.idx, self.now, self.query = lang, kind, m, idx, now, query
+        self.s, self.e = m.span()
+        self.ref = cal.to_dt(now)
+
+    def group(self, name: str) -> str | None:
+        return _group(self.m, self.idx, name)
+
+    def when(self, name: str = "when", hint: int | None = None) -> _When | None:
+        text = self.group(name)
+        return None if text is None else _resolve_when(self.lang, text, self.now, hint)
+
+    def hit(self, cls: str, interval: Interval | None, **kw: Any) -> _Hit:
+        return _Hit(self.s, self.e, self.kind, cls, interval, **kw)
+
+
+def _h_mark(c: _Match) -> _Hit | None:  # ignore, recent: the kind is the class
+    return c.hit(c.kind, None)
+
+
+def _h_point(c: _Match) -> _Hit | None:  # start_of, end_of, as_of
+    w = c.when("when") or c.when("date")
+    if w is None:
+        return None
+    if c.kind == "start_of":
+        return c.hit("as_of", _iv(w.start, w.start + cal.DAY))
+    if c.kind == "end_of":
+        return c.hit("as_of", _iv(w.end - cal.DAY, w.end))
+    return c.hit("as_of", _iv(w.start, w.end))
+
+
+def _h_period(c: _Match) -> _Hit | None:  # between, range
+    text2 = c.group("when2")
+    y2 = c.group("year2")
+    if text2 is not None or y2 is not None:
+        w2 = _resolve_when(c.lang, text2, c.now) if text2 is not None else (
+            _mk(cal.ts(int(y2)), cal.ts(int(y2) + 1), "year", True) if y2 else None
+        )
+        if w2 is None:
             return None
-        if kind == "start_of":
-            return _Hit(s, e, kind, "as_of", _iv(w.start, w.start + cal.DAY))
-        if kind == "end_of":
-            return _Hit(s, e, kind, "as_of", _iv(w.end - cal.DAY, w.end))
-        return _Hit(s, e, kind, "as_of", _iv(w.start, w.end))
-    if kind in ("between", "range"):
-        text2 = _group(m, idx, "when2")
-        y2 = _group(m, idx, "year2")
-        if text2 is not None or y2 is not None:
-            w2 = _resolve_when(lang, text2, now) if text2 is not None else (
-                _mk(cal.ts(int(y2)), cal.ts(int(y2) + 1), "year", True) if y2 else None
-            )
-            if w2 is None:
-                return None
-            hint = cal.to_dt(w2.start).year if w2.year_explicit else None
-            y1 = _group(m, idx, "year")
-            w1 = when("when", hint) if y1 is None else _mk(cal.ts(int(y1)), cal.ts(int(y1) + 1), "year", True)
-            if w1 is None or w2.end <= w1.start:
-                return None
-            return _Hit(s, e, kind, "range", _iv(w1.start, w2.end))
-        w = when("when") or when("bare")
-        if w is None:
+        hint = cal.to_dt(w2.start).year if w2.year_explicit else None
+        y1 = c.group("year")
+        w1 = c.when("when", hint) if y1 is None else _mk(cal.ts(int(y1)), cal.ts(int(y1) + 1), "year", True)
+        if w1 is None or w2.end <= w1.start:
             return None
-        if _group(m, idx, "bare") is not None and w.unit == "year":
-            y = cal.to_dt(w.start).year
-            if not 1900 <= y <= ref.year + 5:
-                return None
-        # a single named day is a point in time: "which version would I get 1 December 2018"
-        return _Hit(s, e, kind, "as_of" if w.unit == "day" else "range", _iv(w.start, w.end))
-    if kind in ("since", "after"):
-        w = when()
-        if w is None:
+        return c.hit("range", _iv(w1.start, w2.end))
+    w = c.when("when") or c.when("bare")
+    if w is None:
+        return None
+    if c.group("bare") is not None and w.unit == "year":
+        y = cal.to_dt(w.start).year
+        if not 1900 <= y <= c.ref.year + 5:
             return None
-        a = w.start if kind == "since" else w.end
-        return _Hit(s, e, kind, "range", _iv(a, max(now, a)))
-    if kind in ("before", "until"):
-        w = when()
-        if w is None:
+    # a single named day is a point in time: "which version would I get 1 December 2018"
+    return c.hit("as_of" if w.unit == "day" else "range", _iv(w.start, w.end))
+
+
+def _h_from(c: _Match) -> _Hit | None:  # since, after
+    w = c.when()
+    if w is None:
+        return None
+    a = w.start if c.kind == "since" else w.end
+    return c.hit("range", _iv(a, max(c.now, a)))
+
+
+def _h_to(c: _Match) -> _Hit | None:  # before, until
+    w = c.when()
+    if w is None:
+        return None
+    return c.hit("range", _iv(-math.inf, w.start if c.kind == "before" else w.end))
+
+
+def _h_anchor(c: _Match) -> _Hit | None:  # before_anchor, after_anchor
+    # "before the v2 change", "since the migration to OAuth", "after the July 2023 update"
+    text = " ".join((c.group("anchor") or "").split())
+    relation = "before" if c.kind == "before_anchor" else "after"
+    w = _date_inside(c.lang, text, c.now)
+    if w is not None:  # an event named with its date: the date is the anchor
+        iv = _iv(-math.inf, w.start) if relation == "before" else _iv(w.start, max(c.now, w.start))
+        return None if iv is None else c.hit("range", iv)
+    return c.hit("range", None, anchor=Anchor(text, relation))  # type: ignore[arg-type]
+
+
+def _h_ytd(c: _Match) -> _Hit | None:
+    return c.hit("range", _iv(cal.ts(c.ref.year), c.now))
+
+
+def _h_decade(c: _Match) -> _Hit | None:
+    raw = c.group("decade") or ""
+    if not raw.isdigit():
+        return None
+    d = int(raw)
+    if d < 100:
+        d += 2000 if 2000 + d <= c.ref.year else 1900
+    if d % 10 or not 1000 <= d <= 2990:
+        return None
+    return c.hit("range", _iv(cal.ts(d), cal.ts(d + 10)))
+
+
+def _h_count(c: _Match) -> _Hit | None:  # past_n, ago, relative
+    now, ref = c.now, c.ref
+    unit = _unit(c.lang, c.group("unit"))
+    if unit is None:
+        return None
+    if c.kind == "relative":
+        rel = c.lang.word_value(c.lang.relatives, c.group("rel") or "")
+        if rel is None:
             return None
-        return _Hit(s, e, kind, "range", _iv(-math.inf, w.start if kind == "before" else w.end))
-    if kind in ("before_anchor", "after_anchor"):
-        # "before the v2 change", "since the migration to OAuth", "after the July 2023 update"
-        text = " ".join((_group(m, idx, "anchor") or "").split())
-        relation = "before" if kind == "before_anchor" else "after"
-        w = _date_inside(lang, text, now)
-        if w is not None:  # an event named with its date: the date is the anchor
-            iv = _iv(-math.inf, w.start) if relation == "before" else _iv(w.start, max(now, w.start))
-            return None if iv is None else _Hit(s, e, kind, "range", iv)
-        return _Hit(s, e, kind, "range", None, anchor=Anchor(text, relation))  # type: ignore[arg-type]
-    if kind == "ytd":
-        return _Hit(s, e, kind, "range", _iv(cal.ts(ref.year), now))
-    if kind == "decade":
-        raw = _group(m, idx, "decade") or ""
-        if not raw.isdigit():
-            return None
-        d = int(raw)
-        if d < 100:
-            d += 2000 if 2000 + d <= ref.year else 1900
-        if d % 10 or not 1000 <= d <= 2990:
-            return None
-        return _Hit(s, e, kind, "range", _iv(cal.ts(d), cal.ts(d + 10)))
-    if kind in ("past_n", "ago", "relative"):
-        unit = _unit(lang, _group(m, idx, "unit"))
-        if unit is None:
-            return None
-        if kind == "relative":
-            rel = lang.word_value(lang.relatives, _group(m, idx, "rel") or "")
-            if rel is None:
-                return None
-            if unit == "hour":
-                return _Hit(s, e, kind, "range", _iv(now - 3600.0, now)) if rel <= 0 else None
-            b = cal.unit_bounds(unit, ref, rel)
-            return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
-        n = _number(lang, _group(m, idx, "num"))
-        if n is None:
-            return None
-        if kind == "past_n":
-            back: float | None = now - n * 3600.0 if unit == "hour" else cal.shift_back(now, unit, n)
-            return None if back is None else _Hit(s, e, kind, "range", _iv(back, now))
         if unit == "hour":
-            return _Hit(s, e, kind, "range", _iv(now - (n + 1) * 3600.0, now - (n - 1) * 3600.0))
-        b = cal.unit_bounds(unit, ref, -n)
-        return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
-    if kind == "day":
-        off = lang.word_value(lang.day_words, _group(m, idx, "dayword") or "")
-        b = None if off is None else cal.unit_bounds("day", ref, off)
-        return None if b is None else _Hit(s, e, kind, "range", _iv(*b))
-    if kind == "named_year":
-        y = int(_group(m, idx, "year") or 0)
-        iv = _iv(cal.ts(y), cal.ts(y + 1))
-        if _period_follows(lang, query, e):
-            return _Hit(s, e, "range", "range", iv)
-        return _Hit(s, e, kind, "specific", iv)
-    if kind == "product_year":
-        y = int(_group(m, idx, "year") or 0)
-        word = query[s:e].split()[0].lower().rstrip(".")
-        if _is_plain_word(lang, word) or _period_follows(lang, query, e):
-            # not a product name: the year is an ordinary bare year
-            ys = m.start(f"p{idx}_year")
-            if not 1900 <= y <= ref.year + 5:
-                return None
-            return _Hit(ys, e, "range", "range", _iv(cal.ts(y), cal.ts(y + 1)))
-        return _Hit(s, e, kind, "specific", None)
-    if kind == "version":
-        return _Hit(s, e, kind, "specific", None)
-    if kind == "name_number":
-        word = (_group(m, idx, "nameword") or "").lower()
-        if _is_plain_word(lang, word) or len(word) < 2:
+            return c.hit("range", _iv(now - 3600.0, now)) if rel <= 0 else None
+        b = cal.unit_bounds(unit, ref, rel)
+        return None if b is None else c.hit("range", _iv(*b))
+    n = _number(c.lang, c.group("num"))
+    if n is None:
+        return None
+    if c.kind == "past_n":
+        back: float | None = now - n * 3600.0 if unit == "hour" else cal.shift_back(now, unit, n)
+        return None if back is None else c.hit("range", _iv(back, now))
+    if unit == "hour":
+        return c.hit("range", _iv(now - (n + 1) * 3600.0, now - (n - 1) * 3600.0))
+    b = cal.unit_bounds(unit, ref, -n)
+    return None if b is None else c.hit("range", _iv(*b))
+
+
+def _h_day(c: _Match) -> _Hit | None:
+    off = c.lang.word_value(c.lang.day_words, c.group("dayword") or "")
+    b = None if off is None else cal.unit_bounds("day", c.ref, off)
+    return None if b is None else c.hit("range", _iv(*b))
+
+
+def _h_named_year(c: _Match) -> _Hit | None:
+    y = int(c.group("year") or 0)
+    iv = _iv(cal.ts(y), cal.ts(y + 1))
+    if _period_follows(c.lang, c.query, c.e):
+        return _Hit(c.s, c.e, "range", "range", iv)
+    return c.hit("specific", iv)
+
+
+def _h_product_year(c: _Match) -> _Hit | None:
+    s, e = c.s, c.e
+    y = int(c.group("year") or 0)
+    word = c.query[s:e].split()[0].lower().rstrip(".")
+    if _is_plain_word(c.lang, word) or _period_follows(c.lang, c.query, e):
+        # not a product name: the year is an ordinary bare year
+        ys = c.m.start(f"p{c.idx}_year")
+        if not 1900 <= y <= c.ref.year + 5:
             return None
-        return _Hit(s, e, kind, "specific", None, strong=False)
-    if kind == "old":
-        return _Hit(s, e, kind, "specific", None, strong=False)
-    return None
+        return _Hit(ys, e, "range", "range", _iv(cal.ts(y), cal.ts(y + 1)))
+    return c.hit("specific", None)
+
+
+def _h_specific(c: _Match) -> _Hit | None:  # version
+    return c.hit("specific", None)
+
+
+def _h_name_number(c: _Match) -> _Hit | None:
+    word = (c.group("nameword") or "").lower()
+    if _is_plain_word(c.lang, word) or len(word) < 2:
+        return None
+    return c.hit("specific", None, strong=False)
+
+
+def _h_old(c: _Match) -> _Hit | None:
+    return c.hit("specific", None, strong=False)
+
+
+#: pattern kind (``lang.KINDS``) -> its handler: the match -> a hit, or None to drop it
+_HANDLERS: dict[str, Callable[[_Match], _Hit | None]] = {
+    "ignore": _h_mark, "recent": _h_mark,
+    "start_of": _h_point, "end_of": _h_point, "as_of": _h_point,
+    "between": _h_period, "range": _h_period,
+    "since": _h_from, "after": _h_from,
+    "before": _h_to, "until": _h_to,
+    "before_anchor": _h_anchor, "after_anchor": _h_anchor,
+    "ytd": _h_ytd, "decade": _h_decade,
+    "past_n": _h_count, "ago": _h_count, "relative": _h_count,
+    "day": _h_day, "named_year": _h_named_year, "product_year": _h_product_year,
+    "version": _h_specific, "name_number": _h_name_number, "old": _h_old,
+}
+
+
+def _handle(lang: Language, kind: str, m: re.Match[str], idx: int, now: float, query: str) -> _Hit | None:
+    handler = _HANDLERS.get(kind)
+    return None if handler is None else handler(_Match(lang, kind, m, idx, now, query))
 
 
 def _period_follows(lang: Language, query: str, end: int) -> bool:
@@ -367,6 +429,27 @@ def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
 
 # --------------------------------------------------------------------------- parse
 
+
+_last_now: tuple[str, float] | None = None
+
+
+def _resolve_now(now: Any = None) -> float:
+    """Epoch seconds for ``now`` (:func:`chronorank.timeparse.resolve_now`). Numbers pass
+    straight through and the last string resolved is remembered, since a batch of queries
+    usually shares one reference time."""
+    global _last_now
+    if isinstance(now, float) and math.isfinite(now):
+        return now
+    if isinstance(now, str):
+        last = _last_now
+        if last is not None and last[0] == now:
+            return last[1]
+    value = float(resolve_now(now))
+    if isinstance(now, str):
+        _last_now = (now, value)
+    return value
+
+
 def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     """Parse the temporal intent of ``query`` relative to ``now`` (None = the wall clock).
 
@@ -374,7 +457,7 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     """
     if not isinstance(query, str):
         raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
-    now_s = cal.resolve_now(now)
+    now_s = _resolve_now(now)
     code = detect_language(query) if lang is None else lang
     language = get_language(code)
     return _parse(query, now_s, language)
@@ -386,7 +469,7 @@ def sensitivity_features(query: str, now: Any = None, lang: str | None = None) -
         raise InvalidInput(f"query must be a str, got {type(query).__name__}; pass the query text")
     out: list[str] = []
     code = detect_language(query) if lang is None else lang
-    _parse(query, cal.resolve_now(now), get_language(code), features_out=out)
+    _parse(query, _resolve_now(now), get_language(code), features_out=out)
     return out
 
 

@@ -17,13 +17,16 @@ Half-life convention. ``half_life_days`` is the real half-life of the *output*:
   which the decaying part is halved, ``r(half_life_days) = 0.5``; the weight there is
   ``floor + (1 - floor) / 2``, halfway between 1 and the floor.
 
-Derived constants (``rate``, ``scale``, ...) are exposed as properties so that the SQL,
-Qdrant and JavaScript ports can evaluate the same closed form.
+Each built-in kernel writes ``r(age)`` once, as an expression (:meth:`BaseKernel.expr`, in
+:mod:`chronorank.expr`): numpy evaluates it for every call, ``formula()`` prints it, and the
+stores render it to SQL and Qdrant formulas (:mod:`chronorank.stores.compile`). Derived
+constants (``rate``, ``scale``, ...) are exposed as properties for the JavaScript port.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,10 +34,14 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
 from chronorank.spec import format_spec
 
-__all__ = ["ArrayLike", "BaseKernel", "Kernel", "as_ages", "check_number"]
+__all__ = ["AGE", "ArrayLike", "BaseKernel", "Kernel", "as_ages", "check_number", "compiles"]
+
+#: the input of a kernel's expression: age in days, already >= 0 (NaN stays NaN)
+AGE = ex.Var("age", None)
 
 ArrayLike = float | int | Sequence[float] | np.ndarray
 
@@ -120,14 +127,20 @@ def _display(value: Any) -> Any:
 class BaseKernel:
     """Base of the built-in kernels: validation, floor, NaN handling, repr and params.
 
-    Subclasses implement :meth:`_raw` (the raw decay on ages already clipped at 0) and
-    :meth:`formula`, and validate their own parameters in :meth:`_check`.
+    Subclasses write the raw decay once in :meth:`expr` (numpy, ``formula()`` and the stores
+    render it), and validate their own parameters in :meth:`_check`. A kernel without a closed
+    form may implement :meth:`_raw` (numpy, on ages already clipped at 0) and :meth:`formula`
+    instead: it then runs in the reranker, the index and fitting, and the stores need
+    ``fallback='client'`` for it.
     """
 
     name: ClassVar[str] = "kernel"
     # True where _raw maps ages in [0, inf] into [0, 1] and NaN to NaN by itself: the call
     # then skips the clip and the NaN mask (a test holds every kernel that claims it)
     raw_in_unit_range: ClassVar[bool] = False
+    # False where the expression is not rendered for the engines (the stores then need
+    # fallback='client'); a kernel without an expression never is
+    engine: ClassVar[bool] = True
 
     floor: float = field(default=0.0, kw_only=True)
 
@@ -139,12 +152,26 @@ class BaseKernel:
     def _check(self) -> None:
         """Validate and normalise parameters (use :meth:`_set` to store converted values)."""
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        """The raw decay r(age) as an expression of ``age`` (days, >= 0), constants substituted."""
         raise NotImplementedError
+
+    def _raw(self, age: np.ndarray) -> np.ndarray:
+        out = ex.evaluate(self._raw_tree, {"age": age})
+        return out if out.shape == age.shape else np.broadcast_to(out, age.shape).copy()
 
     def formula(self) -> str:
         """The closed form of the raw decay r(age), with the constants substituted."""
-        raise NotImplementedError
+        return ex.to_text(self._raw_tree)
+
+    @functools.cached_property
+    def _raw_tree(self) -> ex.Expr:
+        return self.expr(AGE)
+
+    def weight_expr(self, age: ex.Expr) -> ex.Expr:
+        """The weight ``floor + (1 - floor) * r(age)`` as an expression (``age`` >= 0)."""
+        raw = self.expr(age)
+        return raw if self.floor == 0.0 else ex.add(self.floor, ex.mul(1.0 - self.floor, raw))
 
     # -- shared --------------------------------------------------------------------------
     def _set(self, attr: str, value: Any) -> None:
@@ -214,3 +241,13 @@ class BaseKernel:
         else:
             lines.append(f"  half-life {hl:g} days: weight 0.5 at age {hl:g}")
         return "\n".join(lines)
+
+
+def compiles(kernel: Any) -> bool:
+    """Whether the stores can render ``kernel`` (an instance or class) for their engines:
+    it writes its formula as an expression and does not opt out (``engine = False``)."""
+    cls = kernel if isinstance(kernel, type) else type(kernel)
+    fn = getattr(cls, "expr", None)
+    if fn is None or fn is BaseKernel.expr or not callable(getattr(cls, "weight_expr", None)):
+        return False
+    return bool(getattr(cls, "engine", True))

@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel, check_number
 
 
@@ -40,10 +39,7 @@ class Cliff(BaseKernel):
         """Centre of the logistic in days."""
         return self.half_life_days / (1.0 + math.log(self.norm / self.target_raw - 1.0) / self.steepness)
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        x = self.steepness * (age / self.midpoint - 1.0)
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        x = ex.mul(self.steepness, ex.sub(ex.div(age, self.midpoint), 1.0))
         # norm / (1 + e^x), computed in log space so large x does not overflow
-        return np.exp(math.log(self.norm) - np.logaddexp(0.0, x))
-
-    def formula(self) -> str:
-        return f"{self.norm:.6g} / (1 + exp({self.steepness:g} * (age / {self.midpoint:.6g} - 1)))"
+        return ex.exp(ex.sub(math.log(self.norm), ex.softplus(x)))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel
 
 
@@ -19,8 +18,5 @@ class Constant(BaseKernel):
     def half_life(self) -> float | None:
         return None
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        return np.ones_like(age)
-
-    def formula(self) -> str:
-        return "1"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        return ex.Const(1.0)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput, require
+from chronorank.kernels.registry import get_kernel
 
 __all__ = ["ascii_curve", "default_ages", "plot_kernel"]
 
@@ -17,8 +18,6 @@ _FALLBACK_AGES = (0.0, 7.0, 30.0, 90.0, 180.0, 365.0, 730.0, 1460.0)
 
 
 def _kernel(kernel: Any) -> Any:
-    from chronorank.kernels.registry import get_kernel
-
     return get_kernel(kernel)
 
 

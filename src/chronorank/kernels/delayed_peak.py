@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
 from chronorank.kernels.base import BaseKernel, check_number
 
@@ -27,6 +26,9 @@ class DelayedPeak(BaseKernel):
     """
 
     name: ClassVar[str] = "delayed_peak"
+    # the switch at the peak is a test on an expression, which the engines only approximate
+    # (a steep ramp): the stores keep client-side scoring for it
+    engine: ClassVar[bool] = False
 
     peak_days: float = 7.0
     shape: float = 2.0
@@ -48,17 +50,11 @@ class DelayedPeak(BaseKernel):
         """Decay rate per day after the peak."""
         return math.log(1.0 / self.target_raw) / (self.half_life_days - self.peak_days)
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
+    def expr(self, age: ex.Expr) -> ex.Expr:
         p = self.peak_days
-        decay = np.exp(-self.rate * (age - p))
+        decay = ex.exp(ex.mul(-self.rate, ex.sub(age, p) if p else age))
         if p == 0:
             return decay
-        rise = np.power(np.minimum(age / p, 1.0), self.shape)
-        return np.where(age < p, rise, decay)
+        rise = ex.power(ex.minimum(ex.div(age, p), 1.0), self.shape)
+        return ex.where(ex.lt(age, p), rise, decay)
 
-    def formula(self) -> str:
-        p = self.peak_days
-        return (
-            f"(age / {p:g}) ** {self.shape:g} if age < {p:g} "
-            f"else exp(-{self.rate:.6g} * (age - {p:g}))"
-        )

@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel, check_number
 
 
@@ -32,8 +31,5 @@ class Exponential(BaseKernel):
         """Decay rate per day."""
         return math.log(1.0 / self.target_raw) / self.half_life_days
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        return np.exp(-self.rate * age)
-
-    def formula(self) -> str:
-        return f"exp(-{self.rate:.6g} * age)"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        return ex.exp(ex.mul(-self.rate, age))

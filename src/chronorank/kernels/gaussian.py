@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel, check_number
 
 
@@ -31,9 +30,5 @@ class Gaussian(BaseKernel):
         """Standard deviation in days."""
         return self.half_life_days / math.sqrt(2.0 * math.log(1.0 / self.target_raw))
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        z = age / self.sigma
-        return np.exp(-0.5 * z * z)
-
-    def formula(self) -> str:
-        return f"exp(-0.5 * (age / {self.sigma:.6g}) ** 2)"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        return ex.exp(ex.mul(-0.5, ex.power(ex.div(age, self.sigma), 2.0)))

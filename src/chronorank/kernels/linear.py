@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel, check_number
 
 
@@ -29,8 +28,5 @@ class Linear(BaseKernel):
     def half_life(self) -> float | None:
         return self.zero_at * (1.0 - self.target_raw)
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        return np.maximum(1.0 - age / self.zero_at, 0.0)
-
-    def formula(self) -> str:
-        return f"max(0, 1 - age / {self.zero_at:g})"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        return ex.maximum(0.0, ex.sub(1.0, ex.div(age, self.zero_at)))

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
 from chronorank.kernels.base import BaseKernel, check_number
 
@@ -79,12 +80,11 @@ class Piecewise(BaseKernel):
         out["floor"] = self.floor
         return out
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        xs, ys = self.ages, self.weights
-        out = np.interp(age, xs, ys)
-        if self.after is not None:
-            out = np.where(age > xs[-1], self.after, out)
-        return out
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        curve = ex.interp(age, self.points)
+        if self.after is None:
+            return curve
+        return ex.where(ex.gt(age, self.points[-1][0]), self.after, curve)
 
     def half_life(self) -> float | None:
         r = self.target_raw
@@ -99,8 +99,3 @@ class Piecewise(BaseKernel):
         if pts[-1][1] == r:
             return pts[-1][0]
         return None
-
-    def formula(self) -> str:
-        pts = ", ".join(f"({x:g}, {y:g})" for x, y in self.points)
-        tail = f"{self.after:g} after {self.points[-1][0]:g}" if self.after is not None else "constant after the last point"
-        return f"linear through [{pts}], {tail}"

@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
 from chronorank.kernels.base import BaseKernel, check_number
 
@@ -45,8 +44,6 @@ class PowerLaw(BaseKernel):
             return 0.0
         return self.half_life_days / denom
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        return np.exp(-self.beta * np.log1p(age / self.scale))
-
-    def formula(self) -> str:
-        return f"(1 + age / {self.scale:.6g}) ** -{self.beta:g}"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        # (1 + age / scale) ** -beta, through log1p: exact for young documents
+        return ex.exp(ex.mul(-self.beta, ex.log1p(ex.div(age, self.scale))))

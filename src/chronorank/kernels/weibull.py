@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-
+from chronorank import expr as ex
 from chronorank.kernels.base import BaseKernel, check_number
 
 
@@ -34,8 +33,5 @@ class Weibull(BaseKernel):
         """Scale in days (the age where r = 1/e)."""
         return self.half_life_days / math.log(1.0 / self.target_raw) ** (1.0 / self.shape)
 
-    def _raw(self, age: np.ndarray) -> np.ndarray:
-        return np.exp(-np.power(age / self.scale, self.shape))
-
-    def formula(self) -> str:
-        return f"exp(-(age / {self.scale:.6g}) ** {self.shape:g})"
+    def expr(self, age: ex.Expr) -> ex.Expr:
+        return ex.exp(ex.neg(ex.power(ex.div(age, self.scale), self.shape)))

@@ -42,6 +42,7 @@ to 1e-6). Differences from the embedded index, all explicit:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 import zlib
@@ -53,10 +54,24 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.fusion.strategies import STRATEGIES
+from chronorank.index.bm25 import BM25_B, BM25_K1
+from chronorank.index.config import IndexConfig
+from chronorank.index.lead import lead_lengths
+from chronorank.index.records import check_storable
+from chronorank.index.text import analyze_many, query_weights
+from chronorank.intent import parse as parse_intent
 from chronorank.stores import compile as cx
-from chronorank.temporal import TemporalPlan, without_undated_anchor
+from chronorank.temporal import (
+    BAND_AT_END_SPLIT,
+    BAND_WEIGHTS,
+    TemporalPlan,
+    apply_temporal,
+    without_undated_anchor,
+)
 from chronorank.temporal import check_query as check_query  # re-exported: it was defined here
-from chronorank.types import DAY, Intent, Ranking
+from chronorank.timeparse import parse_times
+from chronorank.types import DAY, Intent, Ranking, format_epoch
 
 __all__ = [
     "Lanes",
@@ -68,7 +83,8 @@ __all__ = [
 ]
 
 FALLBACKS = ("error", "client")
-SERVER_COMBINES = ("gated_multiply", "multiply")
+#: the fusion strategies an engine can evaluate (they compare no candidates)
+SERVER_COMBINES = tuple(name for name, strat in STRATEGIES.items() if strat.engine)
 
 
 @runtime_checkable
@@ -152,8 +168,6 @@ class StoreConfig:
     lead_named: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
-        from chronorank.index.config import IndexConfig
-
         raw = self.index
         if isinstance(raw, str) and "lead_weight" in raw:
             object.__setattr__(self, "lead_named", True)
@@ -198,8 +212,6 @@ class StoreConfig:
         return cls(index=config, lanes=lanes or Lanes(), missing_weight=missing_weight, fallback=fallback)
 
     def replace(self, **changes: Any) -> StoreConfig:
-        import dataclasses
-
         own = {"lanes", "missing_weight", "fallback"}
         mine = {k: v for k, v in changes.items() if k in own}
         rest = {k: v for k, v in changes.items() if k not in own}
@@ -266,16 +278,14 @@ def prepare_docs(
             if not isinstance(nested, Mapping):
                 raise InvalidInput(f"docs[{i}] (id={did!r}): metadata={nested!r}; it must be a dict.")
             meta.update(nested)
-        from chronorank.index.core import _check_storable
-
         where = f"docs[{i}] (id={did!r})"
         for name, value in (("id", sid), ("text", text), ("metadata", meta)):  # as the index checks them
-            _check_storable(value, f"{where}: {name}", 0)
+            check_storable(value, f"{where}: {name}", 0)
         rec: dict[str, Any] = {"id": sid, "text": text, "metadata": _jsonable(meta)}
         for name in ("date", "updated", "valid_from", "valid_to"):
             v: Any = d.get(name)
             rec[name] = v.isoformat() if hasattr(v, "isoformat") else v
-            _check_storable(rec[name], f"{where}: {name}", 0)
+            check_storable(rec[name], f"{where}: {name}", 0)
         records.append(rec)
     n = len(records)
     cols = {name: _parse_col(records, name, bad_dates) for name in ("date", "updated", "valid_from", "valid_to")}
@@ -301,9 +311,6 @@ def analyze_docs(
 ) -> tuple[list[Counter[int]], np.ndarray, list[Counter[int]], np.ndarray]:
     """Hashed term counts and lengths of each text and of its lead, as the index cuts it: the
     first ``min(terms, terms in the first sentence or line, lead_tokens)`` terms."""
-    from chronorank.index.core import lead_lengths
-    from chronorank.index.text import analyze_many
-
     n = len(texts)
     heads = lead_lengths(texts)
     terms: list[Counter[int]] = []
@@ -353,8 +360,6 @@ def _jsonable(x: Any) -> Any:
 
 
 def _parse_col(records: list[dict[str, Any]], name: str, bad_dates: str) -> np.ndarray:
-    from chronorank.timeparse import parse_times
-
     raw = [r.get(name) for r in records]
     if not raw:
         return np.zeros(0)
@@ -435,8 +440,6 @@ def term_id(term: str) -> int:
 
 def query_terms(text: str) -> dict[int, float]:
     """Sparse query weights (:func:`chronorank.index.text.query_weights`) by term id."""
-    from chronorank.index.text import query_weights
-
     out: dict[int, float] = {}
     for t, w in query_weights(text).items():
         i = term_id(t)
@@ -452,12 +455,8 @@ def bm25_doc_values(counts: Counter[int], length: float, avgdl: float, k1: float
 
 def bm25_params(k1: float | None, b: float | None) -> tuple[float, float]:
     """BM25's k1 and b; None follows the embedded index's defaults so both rank alike."""
-    if k1 is None or b is None:
-        from chronorank.index import TemporalIndex
-
-        defaults = TemporalIndex.__init__.__kwdefaults__ or {}
-        k1 = float(defaults.get("k1", 1.2)) if k1 is None else k1
-        b = float(defaults.get("b", 0.75)) if b is None else b
+    k1 = BM25_K1 if k1 is None else k1
+    b = BM25_B if b is None else b
     if not (isinstance(k1, (int, float)) and k1 >= 0 and isinstance(b, (int, float)) and 0 <= b <= 1):
         raise InvalidInput(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r} b={b!r}; e.g. k1=1.2, b=0.75.")
     return float(k1), float(b)
@@ -605,7 +604,7 @@ class QueryPlan:
 
     def weights(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """The decay weight numpy evaluates from the same expression the engine runs."""
-        w = cx.evaluate(self.weight, {"start": start, "end": end})
+        w = cx.evaluate(cx.lower(self.weight), {"start": start, "end": end})
         return np.broadcast_to(w, start.shape).astype(np.float64)
 
     def ages(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -619,24 +618,16 @@ class QueryPlan:
 
 
 def combine_expr(sim: cx.Expr, weight: cx.Expr, strategy: str, strength: float, nonneg: bool = False) -> cx.Expr:
-    """gated_multiply: f = 1 - s + s*w; multiply: f = w**s; negatives scaled by (2 - f).
-    ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
-    if strength == 0.0:
-        return sim
-    if strategy == "gated_multiply":
-        f = cx.add(1.0 - strength, cx.mul(strength, weight)) if strength != 1.0 else weight
-    elif strategy == "multiply":
-        f = cx.power(weight, strength) if strength != 1.0 else weight
-    else:
+    """The fusion strategy's own expression (:mod:`chronorank.fusion`) over the engine's
+    similarity and weight: gated_multiply f = 1 - s + s*w, multiply f = w**s, negatives scaled by
+    (2 - f). ``nonneg``: the caller guarantees sim >= 0, so the score is sim * f (the same numbers)."""
+    strat = STRATEGIES.get(strategy)
+    if strat is None or not strat.engine:
         raise InvalidInput(
             f"combine={strategy!r} needs statistics over every candidate and cannot run inside the "
             f"engine; use one of {list(SERVER_COMBINES)} or fallback='client'."
         )
-    if nonneg:
-        return cx.mul(sim, f)
-    pos = cx.mul(cx.maximum(sim, 0.0), f)
-    negp = cx.mul(cx.minimum(sim, 0.0), cx.add(2.0, cx.neg(f)))
-    return cx.add(pos, negp)
+    return strat.expr(sim, weight, strength, nonneg=nonneg)
 
 
 def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
@@ -721,8 +712,6 @@ def _in_force_expr(
     Band weight = base + width x kernel(age x factor); for a bounded period the first band is
     split into pages published inside it (1 - slope x fraction) and pages carried in.
     """
-    from chronorank.temporal import BAND_AT_END_SPLIT, BAND_WEIGHTS
-
     before = cx.Cond("start", "lt", ref)
     open_or_late = cx.add(cx.Cond("end", "empty"), cx.Cond("end", "ge", ref))
     at_end = cx.mul(before, open_or_late)
@@ -768,7 +757,7 @@ def lead_share(index_cfg: Any) -> float:
 
 
 def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
-    if client and getattr(kernel, "name", None) not in cx.COMPILABLE_KERNELS:
+    if client and not cx.compiles(kernel):
         return cx.Const(1.0)  # unused: client scoring calls the kernel itself
     return cx.kernel_expr(kernel, age)
 
@@ -779,8 +768,6 @@ def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
     date the anchor through the corpus in one query; the index and the reranker do). The
     stores' searches get it from :func:`chronorank.temporal.prepare_query`."""
     if intent is None:
-        from chronorank.intent import parse as parse_intent
-
         intent = parse_intent(query, now=now_s)
     return without_undated_anchor(intent)
 
@@ -811,8 +798,6 @@ def client_score(
     plan: QueryPlan, cand: Candidates, max_bm25: float, k: int, max_lead: float = 0.0
 ) -> tuple[np.ndarray, Candidates, Any]:
     """fallback='client': apply_temporal over the pool, the index's exact semantics."""
-    from chronorank.temporal import apply_temporal
-
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
     margin, tie = plan.margin
@@ -916,7 +901,6 @@ def build_ranking(
 def _time_notes(plan: QueryPlan, cand: Candidates, i: int, client_res: Any) -> tuple[str, ...]:
     if client_res is not None:
         return tuple(client_res.note(i))
-    from chronorank.types import format_epoch
 
     s, e = float(cand.start[i]), float(cand.end[i])
     out: list[str] = []

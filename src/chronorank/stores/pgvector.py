@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, StoreError, require
+from chronorank.filters import filter_sql, parse_filter
+from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
     Candidates,
@@ -229,7 +231,6 @@ class PgVectorStore:
         self.table = table
         self.method = method
         self.connect_timeout = int(connect_timeout)
-        from chronorank.index.embedders import get_embedder
 
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
@@ -682,7 +683,6 @@ class PgVectorStore:
         ``WHERE`` clause ANDed into every lane (and the exact scan).
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
-        from chronorank.filters import parse_filter
 
         user_filter = parse_filter(filter)
         method = method or self.method
@@ -741,8 +741,6 @@ class PgVectorStore:
         ``_query_sparse``); given, the exact scan scores those rows apart and every row without
         sparse products (the same ranking, less work per row).
         """
-        from chronorank.filters import filter_sql
-
         own = self._source is None
         vt, wt = (f"{self.table}{VEC}", self.table) if own else ("src", "src")
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}

@@ -38,12 +38,16 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, require
+from chronorank.filters import filter_qdrant
+from chronorank.fusion.strategies import STRATEGIES
+from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.base import (
     Candidates,
     Lanes,
     QueryPlan,
     StoreConfig,
+    as_matrix,
     bm25_doc_values,
     bm25_idf,
     bm25_params,
@@ -58,6 +62,7 @@ from chronorank.stores.base import (
     prepare_docs,
     query_terms,
 )
+from chronorank.stores.qdrant_edge import EdgeClient
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking, epoch_to_datetime
 
@@ -128,8 +133,6 @@ class QdrantStore:
             raise InvalidInput("edge_path= runs Qdrant in this process; pass it without url/path/location/client.")
         if client is None:
             if edge_path is not None:
-                from chronorank.stores.qdrant_edge import EdgeClient
-
                 client = EdgeClient(edge_path)
             elif url is not None:
                 client = qc.QdrantClient(url=url, api_key=api_key, timeout=timeout)
@@ -139,7 +142,6 @@ class QdrantStore:
                 client = qc.QdrantClient(location=location or ":memory:")
         self.client = client
         self.collection = collection
-        from chronorank.index.embedders import get_embedder
 
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
@@ -378,7 +380,6 @@ class QdrantStore:
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
-        from chronorank.filters import filter_qdrant
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
         cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
@@ -474,8 +475,6 @@ class QdrantStore:
         return cx.to_qdrant(expr, fields), defaults
 
     def _query_vector(self, topical: str, vector: Any, plan: QueryPlan, lanes: Lanes) -> list[float] | None:
-        from chronorank.stores.base import as_matrix
-
         if vector is not None:
             return as_matrix(vector, self.dim, "vector")[0].astype(np.float64).tolist()
         if self.embedder is None:
@@ -618,9 +617,9 @@ class QdrantStore:
         bm25 = np.zeros(n)
         wd, wk, wl = plan.sim_weights(max_bm25, max_lead if lq else 0.0)
         if wk > 0:
-            w = plan.weights(start, end)
-            s = plan.strength
-            f = (1 - s + s * w) if plan.config.combine == "gated_multiply" else np.power(w, s)
+            # the strategy's factor, as the engine multiplied the similarity by it
+            fx = STRATEGIES[plan.config.combine].factor_expr(cx.Var("w", None), plan.strength)
+            f = cx.evaluate(fx if fx is not None else cx.Const(1.0), {"w": plan.weights(start, end)})
             total = wd + wk + wl
             known = wd / total * np.clip(np.nan_to_num(cos), 0, 1)
             if wl > 0:

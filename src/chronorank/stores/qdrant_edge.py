@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -138,8 +139,6 @@ class EdgeClient:
                                points_count=info.points_count, payload_schema=schema)
 
     def delete_collection(self, collection_name: str) -> bool:
-        import shutil
-
         if not self.collection_exists(collection_name):
             return False
         self._release(collection_name)

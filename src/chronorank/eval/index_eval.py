@@ -1,5 +1,8 @@
 """Run a docs/format.md benchmark through a :class:`TemporalIndex` (the engine of ``chronorank eval``).
 
+(It lived in ``chronorank.index.evaluation`` before; an index module importing
+``eval.metrics`` pointed a layer up.)
+
 Only each document's ``id``, ``text``, dates and validity fields are indexed (metadata is
 dropped, so nothing like a project name can leak into ranking), and only each query's
 text and reference date are used. ``kind`` is read *after* ranking, to group metrics.
@@ -11,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chronorank.errors import InvalidInput
+from chronorank.eval.metrics import evaluate, group_means
+from chronorank.index.core import TemporalIndex
+from chronorank.timeparse import to_epoch
 
 __all__ = ["evaluate_index", "index_for_benchmark", "OUTPUT_METRICS"]
 
@@ -22,8 +28,6 @@ def index_for_benchmark(
     corpus: Sequence[Mapping[str, Any]], *, embedder: Any = "default", config: Any = None
 ) -> Any:
     """A fresh index over ``corpus`` holding only the fields a benchmark may use."""
-    from chronorank.index.core import TemporalIndex
-
     idx = TemporalIndex(embedder=embedder, config=config)
     idx.add([{k: d.get(k) for k in _DOC_FIELDS if k in d} for d in corpus])
     return idx
@@ -38,9 +42,6 @@ def evaluate_index(
     metrics: Sequence[str] = OUTPUT_METRICS,
 ) -> dict[str, Any]:
     """docs/format.md evaluation output: ``{"overall", "by_kind", "config"}`` (+ ``per_query``)."""
-    from chronorank.eval.metrics import evaluate, group_means
-    from chronorank.timeparse import to_epoch
-
     if not queries:
         raise InvalidInput("the query file holds no queries; add at least one docs/format.md query line.")
     run: dict[str, list[str]] = {}

@@ -1,7 +1,7 @@
 """Language data for the intent parser: loading, compiling and language detection.
 
 Everything language-specific lives in JSON files, one per language, named ``<code>.json``.
-They are read from ``chronorank/intent/lang/`` and then from every directory listed in
+They are read from this package's folder (``chronorank/intent/lang/``) and then from every directory listed in
 the environment variable ``CHRONORANK_INTENT_LANG_PATH`` (``os.pathsep``-separated) or
 passed to :func:`add_language_dir`; a later file with the same code replaces an earlier
 one. Files whose name starts with ``_`` are not languages: ``_common.json`` holds
@@ -46,7 +46,7 @@ from chronorank._recache import compile_cached
 from chronorank.errors import InvalidInput
 
 LANG_PATH_ENV = "CHRONORANK_INTENT_LANG_PATH"
-_BUILTIN_DIR = Path(__file__).with_name("lang")
+_BUILTIN_DIR = Path(__file__).parent  # this package's folder holds the shipped <code>.json files
 
 KINDS = (
     "ignore", "start_of", "end_of", "as_of", "between", "since", "before", "after", "until",
