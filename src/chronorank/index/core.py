@@ -1275,8 +1275,8 @@ def _versions_first(
 POOL_MIN_DOCS = 20_000
 #: The pool's documents by fused similarity: about this share of the corpus, at least
 #: ``POOL_MIN_ROWS``; the pool is not used when it would hold more than a quarter of it.
-POOL_SHARE = 1 / 32
-POOL_MIN_ROWS = 2048
+POOL_SHARE = 1 / 64
+POOL_MIN_ROWS = 1024
 #: Documents the pool takes besides: about this many newest (relative recency), and the best
 #: by dense cosine and by lead (the topic rule's floors).
 POOL_EXTRA = 64
