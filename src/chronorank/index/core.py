@@ -559,20 +559,8 @@ class TemporalIndex:
         mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later).
         ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
         out: dict[str, np.ndarray] = {}
-        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
-            # while vectors are still being embedded, keyword + time only (index/background.py)
-            if vector is not None:
-                q = _as_matrix(vector, self.dim, "vector")[0]
-            elif self.embedder is not None:
-                q = embed_queries(self.embedder, [topical])[0]
-            else:
-                raise InvalidInput(
-                    "this index holds vectors but has no embedder to embed the query; pass "
-                    "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
-                    "or dense_weight=0 for keywords only."
-                )
-            qv = np.ascontiguousarray(q, dtype=np.float32)
-            out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
+        # the keyword signals first: after a threaded mat-vec, OpenBLAS's worker spins for a
+        # while on the second core, and single-threaded work done then competes with it
         if cfg.keyword_weight > 0:
             vocab = self._vocab
             words = topical if keywords is None else keywords
@@ -590,6 +578,22 @@ class TemporalIndex:
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
+        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
+            # while vectors are still being embedded, keyword + time only (index/background.py)
+            if vector is not None:
+                q = _as_matrix(vector, self.dim, "vector")[0]
+            elif self.embedder is not None:
+                q = embed_queries(self.embedder, [topical])[0]
+            else:
+                raise InvalidInput(
+                    "this index holds vectors but has no embedder to embed the query; pass "
+                    "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
+                    "or dense_weight=0 for keywords only."
+                )
+            qv = np.ascontiguousarray(q, dtype=np.float32)
+            out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
+        if "dense" in out and len(out) > 1:
+            out = {"dense": out.pop("dense"), **out}  # the order the signals are shown in
         if not out:
             raise InvalidInput(
                 "no similarity signal is available: the index has no vectors and keyword_weight=0; "
