@@ -16,12 +16,7 @@ from chronorank.fusion.strategies import STRATEGIES
 from chronorank.intent import parse as parse_intent
 from chronorank.stores import compile as cx
 from chronorank.stores.config import StoreConfig
-from chronorank.temporal import (
-    BAND_AT_END_SPLIT,
-    BAND_WEIGHTS,
-    TemporalPlan,
-    without_undated_anchor,
-)
+from chronorank.temporal import TemporalPlan, in_force_bands, kernel_age, without_undated_anchor
 from chronorank.types import DAY, Intent
 
 __all__ = [
@@ -217,8 +212,7 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     if rng is not None:
         lo = rng[0]
         # a bounded range rescales the kernel's half-life to range_scale x its length
-        factor = 1.0 / DAY * tp.age_factor(kernel)
-        dated = _in_force_expr(kernel, start, end, lo, ref, factor, float(tcfg.range_slope), client)
+        dated = _in_force_expr(kernel, lo, ref, now, tp.age_factor(kernel), float(tcfg.range_slope), client)
     else:
         half_open = tp.half_open
         symmetric = tp.symmetric
@@ -256,47 +250,22 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
     )
 
 
-def _in_force_expr(
-    kernel: Any, start: cx.Expr, end: cx.Expr, lo: float, ref: float, factor: float, slope: float, client: bool
-) -> cx.Expr:
-    """The four in-force bands of :func:`chronorank.temporal._in_force_range`, as one expression.
+def _in_force_expr(kernel: Any, lo: float, ref: float, now: float, factor: float, slope: float, client: bool) -> cx.Expr:
+    """The in-force bands of a period ``[lo, ref)`` as one expression: the formula
+    :func:`chronorank.temporal._in_force_range` evaluates with numpy
+    (:func:`chronorank.temporal.in_force_bands`), weight = base + width x kernel(age x factor).
 
-    Band weight = base + width x kernel(age x factor); for a bounded period the first band is
-    split into pages published inside it (1 - slope x fraction) and pages carried in.
+    The engine has no relative recency: a page carried in from before a bounded period is in
+    force only when a validity end says so; an open-ended one takes the lowest band.
     """
-    before = cx.Cond("start", "lt", ref)
-    open_or_late = cx.add(cx.Cond("end", "empty"), cx.Cond("end", "ge", ref))
-    at_end = cx.mul(before, open_or_late)
-    after = cx.Cond("start", "ge", ref)
-    bounded = math.isfinite(lo)
-    ended_early = cx.Cond("end", "lt", ref)
-    inside = cx.mul(before, cx.Cond("end", "gt", lo), ended_early) if bounded else cx.mul(before, ended_early)
-
-    def band(i: int, age: cx.Expr, base: float | None = None, width: float | None = None) -> cx.Expr:
-        b, w = BAND_WEIGHTS[i]
-        b = b if base is None else base
-        w = w if width is None else width
-        return cx.add(b, cx.mul(w, _kernel(kernel, cx.mul(factor, cx.maximum(age, 0.0)), client)))
-
-    since_start = cx.add(ref, cx.neg(start))
-    parts = [
-        cx.mul(inside, band(1, cx.add(ref, cx.neg(end)))),
-        cx.mul(after, band(2, cx.add(start, -ref))),
-    ]
-    if bounded:
-        new = cx.mul(at_end, cx.Cond("start", "ge", lo))
-        # carried in from before the period: in force only when a validity end says so (the
-        # engine has no relative recency); an open-ended one takes the lowest band
-        carried = cx.mul(before, cx.Cond("end", "ge", ref), cx.Cond("start", "lt", lo))
-        unknown = cx.mul(before, cx.Cond("end", "empty"), cx.Cond("start", "lt", lo))
-        parts.append(cx.mul(unknown, band(3, cx.add(lo, cx.neg(start)))))
-        frac = cx.clamp(cx.mul(1.0 / (ref - lo), since_start), 0.0, 1.0) if ref > lo else cx.Const(1.0)
-        parts.append(cx.mul(new, cx.add(1.0, cx.mul(-slope, frac))))
-        parts.append(cx.mul(carried, band(0, since_start, width=BAND_AT_END_SPLIT - BAND_WEIGHTS[0][0])))
-        parts.append(cx.mul(before, cx.Cond("end", "le", lo), band(3, cx.add(lo, cx.neg(end)))))
-    else:
-        parts.append(cx.mul(at_end, band(0, since_start)))
-    return cx.add(*parts)
+    terms = []
+    for band in in_force_bands(lo, ref, slope, default=now):
+        weight = cx._e(band.base)
+        if band.width:
+            decay = cx.mul(band.width, _kernel(kernel, cx.mul(kernel_age(band.age), factor), client))
+            weight = decay if band.base == 0.0 else cx.add(band.base, decay)
+        terms.append(cx.mul(band.test, weight))
+    return cx.add(*terms)
 
 
 def lead_share(index_cfg: Any) -> float:
