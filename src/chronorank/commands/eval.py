@@ -32,18 +32,20 @@ def run(args: Any) -> int:
     from chronorank.commands._input import read_corpus, read_queries
     from chronorank.index import get_embedder
     from chronorank.index.config import IndexConfig
-    from chronorank.index.evaluation import evaluate_index, index_for_benchmark
+    from chronorank.index.evaluation import evaluate_index
+    from chronorank.index.index_cache import cached_benchmark_index
 
     config = IndexConfig.from_spec(args.config)
     embedder = get_embedder(args.embedder)  # a missing extra stops the command before any reading
     corpus = read_corpus(args.corpus, "eval", flag="--corpus", dayfirst=args.dayfirst)
     queries = read_queries(args.queries, ids={d["id"] for d in corpus})
-    idx = index_for_benchmark(corpus, embedder=embedder, config=config)
+    # a rerun on the same corpus and settings loads the index the first run built and saved
+    idx = cached_benchmark_index(corpus, embedder=embedder, config=config)
     from chronorank.index.embed_cache import cached_queries
 
     with cached_queries(idx):  # a rerun embeds none of the queries either
         res = evaluate_index(idx, queries)
-    prog = idx.dense_progress  # complete here: index_for_benchmark embeds before returning
+    prog = idx.dense_progress  # complete here: the build embeds before returning
     out: dict[str, Any] = {"overall": res["overall"], "by_kind": res["by_kind"], "config": res["config"]}
     if args.per_query:
         out["per_query"] = res["per_query"]
