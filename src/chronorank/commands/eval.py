@@ -13,7 +13,9 @@ def add_parser(sub: Any) -> None:
         help="evaluate a docs/format.md benchmark through the index",
         description="Index the corpus (id, text, dates and validity only), rank it for every query "
         "at the query's reference date, and print nDCG@10, recall@10, MRR and stale@5 overall "
-        "and per query kind. The kind is never used for ranking.",
+        "and per query kind. The kind is never used for ranking. A rerun with the same corpus, "
+        "config and embedder loads the index the first run saved (CHRONORANK_INDEX_CACHE=off: "
+        "build it every time).",
     )
     p.add_argument("--corpus", required=True, help="corpus.jsonl (docs/format.md; e.g. examples/releases/corpus.jsonl)")
     p.add_argument("--queries", required=True, help="queries.jsonl (docs/format.md; e.g. examples/releases/queries.jsonl)")
