@@ -13,9 +13,11 @@ from typing import Any
 
 OPT_IN = ("slow", "browser")
 
-# the embedding cache (chronorank.index.embed_cache) of a test run lives in a scratch
-# directory, never in the user's cache; tests of the cache set their own
+# the embedding cache (chronorank.index.embed_cache) and the built-index cache
+# (chronorank.eval.index_cache) of a test run live in scratch directories, never in the
+# user's cache; tests of the caches set their own
 os.environ.setdefault("CHRONORANK_EMBED_CACHE", tempfile.mkdtemp(prefix="chronorank-test-embeddings-"))
+os.environ.setdefault("CHRONORANK_INDEX_CACHE", tempfile.mkdtemp(prefix="chronorank-test-indexes-"))
 
 
 def pytest_addoption(parser: Any) -> None:

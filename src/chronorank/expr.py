@@ -21,7 +21,7 @@ run them. numpy only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -40,6 +40,7 @@ __all__ = [
     "div",
     "eq",
     "evaluate",
+    "evaluate_tests",
     "exp",
     "fold",
     "gt",
@@ -301,6 +302,35 @@ def evaluate(expr: Expr, inputs: Mapping[str, Any], *, mask: Any = None) -> np.n
     """
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         return np.asarray(_eval(expr, inputs, mask), dtype=np.float64)
+
+
+def evaluate_tests(exprs: Sequence[Expr], inputs: Mapping[str, Any]) -> list[np.ndarray]:
+    """0/1 expressions -- a :class:`Cond`, a product of them, ``1 - `` one -- as numpy bool
+    arrays (the numbers :func:`evaluate` gives, as booleans; the SQL renderer writes the same
+    forms as SQL tests). A test they share (the same object) is computed once."""
+    memo: dict[int, np.ndarray] = {}
+    with np.errstate(invalid="ignore"):
+        return [np.asarray(_test(e, inputs, memo), dtype=bool) for e in exprs]
+
+
+def _test(expr: Expr, inputs: Mapping[str, Any], memo: dict[int, np.ndarray]) -> np.ndarray:
+    out = memo.get(id(expr))
+    if out is not None:
+        return out
+    if isinstance(expr, Cond):
+        v = np.asarray(inputs[expr.name], dtype=np.float64)
+        out = np.isnan(v) if expr.op == "empty" else _COND[expr.op](v, expr.value)
+    elif isinstance(expr, Op) and expr.op == "mult":
+        out = _test(expr.args[0], inputs, memo)
+        for x in expr.args[1:]:
+            out = out & _test(x, inputs, memo)
+    elif (isinstance(expr, Op) and expr.op == "sum" and len(expr.args) == 2 and expr.args[0] == Const(1.0)
+          and isinstance(expr.args[1], Op) and expr.args[1].op == "neg"):
+        out = ~_test(expr.args[1].args[0], inputs, memo)
+    else:
+        raise InvalidInput(f"{to_text(expr)} is not a 0/1 test (a condition, a product of them, 1 - one)")
+    memo[id(expr)] = out
+    return out
 
 
 def _eval(expr: Expr, inputs: Mapping[str, Any], mask: Any) -> np.ndarray:

@@ -58,10 +58,11 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from chronorank import expr as ex
 from chronorank.errors import InvalidInput
 from chronorank.fusion import combine, resolve_strategy
 from chronorank.intent import parse as parse_intent
@@ -274,13 +275,18 @@ class TemporalPlan:
         return float(dated.min()) if policy == "penalise" else float(np.median(dated))
 
 
-def range_age_factor(kernel: Any, range_scale: float | None, span_days: float | None) -> float:
+def range_age_factor(kernel: Any, range_scale: Any, span_days: Any) -> Any:
     """A bounded period rescales the kernel's half-life to ``range_scale`` x its length
     (``span_days``): ages are multiplied by half-life / (range_scale x span_days); 1 without
-    a bounded period, a scale or a half-life."""
+    a bounded period, a scale or a half-life. Broadcasts over arrays (the fit grid: one period
+    per query, NaN where a query has none) and then returns an array."""
     if span_days is None or range_scale is None:
         return 1.0
     hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+    if np.ndim(span_days) or np.ndim(range_scale):
+        span = np.multiply(range_scale, span_days)
+        none = np.isnan(span)
+        return np.where(none | (not hl), 1.0, (hl or 1.0) / np.where(none, 1.0, span))
     if not hl:
         return 1.0
     return float(hl) / (range_scale * span_days)
@@ -925,51 +931,116 @@ def _in_force_range(
     carried in from before it at most ``BAND_AT_END_SPLIT`` -- when they are known to be in
     force (a validity end after the period, or ``relative_recency`` to compare them with newer
     pages); otherwise ``BAND_UNKNOWN``, weighted as the lowest band by their distance to the
-    period. Undated candidates get band -1 (the missing-date policy decides). The last item
-    is :func:`_anchor`'s ``unsure`` (None without a pool or without relative recency).
+    period. Undated candidates get band -1 (the missing-date policy decides).
+
+    The bands are :func:`in_force_bands`, the expressions the stores render for the engines;
+    here numpy evaluates each band's test, then its age and base over the candidates in it.
+    The last item is :func:`_anchor`'s ``unsure`` (None without a pool or without relative
+    recency).
     """
     n = start.shape[0]
-    open_end = np.isnan(end)
-    before_ref = start < ref
-    at_end = before_ref & (open_end | (end >= ref))
-    replaced = before_ref & ~open_end & (end <= lo)
-    inside = before_ref & ~at_end & ~replaced
-    after = start >= ref
-    band = np.full(n, -1, dtype=np.int64)
-    band[at_end], band[inside], band[after], band[replaced] = (
-        BAND_AT_END, BAND_ENDED_INSIDE, BAND_AFTER, BAND_REPLACED)
+    compared = cfg.relative_recency is not None
     anchor: np.ndarray | float = ref
     unsure: np.ndarray | None = None
     if cfg.relative_recency is not None and n:
         # without version chains a newer page on the same subject is what replaced an older
         # one: ages in this band count from the newest about-as-similar page before the end
-        anchor, unsure = _anchor(sim, np.where(before_ref, start, np.nan), ref, cfg.relative_recency, pool)
-    age = np.where(at_end, anchor - start, 0.0)
-    age = np.where(inside, ref - end, age)
-    age = np.where(after, start - ref, age)
-    age = np.where(replaced, lo - end, age)
-    base = np.array([b for b, _ in BAND_WEIGHTS] + [0.0])[band]
-    width = np.array([w for _, w in BAND_WEIGHTS] + [1.0])[band]
+        anchor, unsure = _anchor(sim, np.where(start < ref, start, np.nan), ref, cfg.relative_recency, pool)
+    # values are computed over each band's own candidates, which have every input they read
+    bands = in_force_bands(lo, ref, cfg.range_slope, compared=compared, anchor=ex.Var("anchor", None), default=None)
+    inputs: dict[str, Any] = {"start": start, "end": end, "anchor": anchor}
+    age, base = np.zeros(n), np.zeros(n)  # undated: age 0, base 0, width 1, band -1
+    width, band = np.ones(n), np.full(n, -1, dtype=np.int64)
+    for b, test in zip(bands, ex.evaluate_tests([b.test for b in bands], inputs)):
+        rows = np.flatnonzero(test)
+        if rows.size:  # each band's age and base over the candidates in it
+            sub = {name: v[rows] if np.ndim(v) else v for name, v in inputs.items()}
+            age[rows], base[rows] = ex.evaluate(b.age, sub), ex.evaluate(ex._e(b.base), sub)
+            width[rows], band[rows] = b.width, b.band
+    return ex.evaluate(kernel_age(ex.Var("age", None)), {"age": age}), base, width, band, unsure
+
+
+class InForceBand(NamedTuple):
+    """One band of :func:`in_force_bands`: a candidate passing ``test`` (0/1) weighs
+    ``base + width x kernel(kernel_age(age) x the range age factor)``."""
+
+    band: int  # BAND_*
+    test: ex.Expr
+    age: ex.Expr  # epoch seconds, before the clip at 0 (:func:`kernel_age`)
+    base: ex.Num
+    width: float
+
+
+def kernel_age(age: ex.Num) -> ex.Expr:
+    """A band's age in seconds as the kernel reads it: days, never negative."""
+    return ex.div(ex.maximum(age, 0.0), DAY)
+
+
+def in_force_bands(
+    lo: float, ref: float, slope: float, *, compared: bool = False, anchor: ex.Num | None = None,
+    default: float | None = 0.0,
+) -> list[InForceBand]:
+    """The in-force bands of a period ``[lo, ref)`` as expressions over the inputs ``start``
+    and ``end`` (epoch s; missing = undated / still valid): each a 0/1 test (a product of
+    conditions on ``start`` and ``end``) with its age, base and width. Written once:
+    :func:`_in_force_range` evaluates them with numpy, the stores render
+    ``sum of test x (base + width x kernel(age))`` for Qdrant and PostgreSQL. A dated
+    candidate passes exactly one test, an undated one none.
+
+    ``compared``: relative recency compares a page carried in from before a bounded period
+    with newer pages, so it is not put in ``BAND_UNKNOWN``. ``anchor``: where the first band's
+    ages count from (default ``ref``; the numpy path's competitive anchors). ``default``
+    stands in for a missing ``start`` or ``end`` in the values (the engines' NULLs: a product
+    with a failed test must stay finite); None keeps NaN.
+    """
+    start, end = ex.Var("start", default), ex.Var("end", default)
+    conds: dict[tuple[str, str, float], ex.Cond] = {}
+
+    def cond(name: str, op: str, value: float = 0.0) -> ex.Cond:
+        # one object per condition, shared by the bands: ex.evaluate_tests computes it once
+        return conds.setdefault((name, op, value), ex.Cond(name, op, value))
+
+    before, after = cond("start", "lt", ref), cond("start", "ge", ref)
+    in_force_at_end = ex.mul(before, ex.one_minus(cond("end", "lt", ref)))  # no end, or none before T
+    since = ex.sub(ref if anchor is None else anchor, start)
+    (b0, w0), (b1, w1), (b2, w2), (b3, w3) = BAND_WEIGHTS
+    bands: list[tuple[int, ex.Expr, ex.Expr, ex.Num, float]] = []  # band, test, age, base, width
     if math.isfinite(lo):
         # in force at the end *and* published inside the period: the top of the band, newest
         # first by range_slope (what changed in 2025 = the 2025 releases, the last one first);
         # a page carried in from before the period keeps the lower part of the band
-        new = at_end & (start >= lo)
-        frac = np.clip((ref - start) / (ref - lo), 0.0, 1.0) if ref > lo else np.ones(n)
-        top = 1.0 - cfg.range_slope * frac
-        split = BAND_AT_END_SPLIT
-        base = np.where(new, top, np.where(at_end, BAND_WEIGHTS[0][0], base))
-        width = np.where(new, 0.0, np.where(at_end, split - BAND_WEIGHTS[0][0], width))
-        if cfg.relative_recency is None:
+        frac = ex.clamp(ex.div(ex.sub(ref, start), ref - lo), 0.0, 1.0) if ref > lo else ex.Const(1.0)
+        new = ex.mul(in_force_at_end, cond("start", "ge", lo))
+        bands.append((BAND_AT_END, new, since, ex.sub(1.0, ex.mul(slope, frac)), 0.0))
+        split = BAND_AT_END_SPLIT - b0
+        replaced = ex.mul(before, cond("end", "le", lo))
+        # a period starting at or after T (one in the future): a page in force at T whose
+        # validity ends before the period begins is both in force at the end and replaced
+        # before the start; it takes the replaced band and age, and the carried-in weights
+        both: list[ex.Expr] = []
+        if lo >= ref:
+            both = [ex.one_minus(cond("end", "le", lo))]
+            bands.append((BAND_REPLACED, ex.mul(replaced, cond("end", "ge", ref)), ex.sub(lo, end), b0, split))
+            replaced = ex.mul(replaced, cond("end", "lt", ref))
+        if compared:
+            carried = ex.mul(in_force_at_end, cond("start", "lt", lo), *both)
+            bands.append((BAND_AT_END, carried, since, b0, split))
+        else:
             # a page from before the period with no validity end and nothing to compare it with
             # is not known to be in force: the lowest band, by its distance to the period (the
             # reranker's changelog as_of 0.848 -> 0.800 nDCG@10 when it counted as in force)
-            unknown = at_end & (start < lo) & open_end
-            band = np.where(unknown, BAND_UNKNOWN, band)
-            age = np.where(unknown, lo - start, age)
-            base = np.where(unknown, BAND_WEIGHTS[3][0], base)
-            width = np.where(unknown, BAND_WEIGHTS[3][1], width)
-    return np.maximum(age, 0.0) / DAY, base, width, band, unsure
+            carried = ex.mul(before, cond("end", "ge", ref), cond("start", "lt", lo), *both)
+            unknown = ex.mul(before, cond("end", "empty"), cond("start", "lt", lo))
+            bands.append((BAND_AT_END, carried, since, b0, split))
+            bands.append((BAND_UNKNOWN, unknown, ex.sub(lo, start), b3, w3))
+        inside = ex.mul(before, cond("end", "gt", lo), cond("end", "lt", ref))
+        bands.append((BAND_REPLACED, replaced, ex.sub(lo, end), b3, w3))
+    else:
+        bands.append((BAND_AT_END, in_force_at_end, since, b0, w0))
+        inside = ex.mul(before, cond("end", "lt", ref))
+    bands.append((BAND_ENDED_INSIDE, inside, ex.sub(ref, end), b1, w1))
+    bands.append((BAND_AFTER, after, ex.sub(start, ref), b2, w2))
+    return [InForceBand(*b) for b in bands]
 
 
 EXACT_ANCHOR_MAX = 20_000

@@ -96,6 +96,17 @@ def test_text_reads_like_the_formula() -> None:
     assert ex.to_text(ex.exp(ex.sub(math.log(2.0), ex.softplus(age)))) == "2 / (1 + exp(age))"
 
 
+def test_tests_evaluate_as_booleans() -> None:
+    t = np.array([1.0, np.nan, 5.0, 3.0])
+    early, known = ex.Cond("t", "lt", 4.0), ex.one_minus(ex.Cond("t", "empty"))
+    for e in (early, known, ex.mul(early, known), ex.one_minus(early), ex.mul(ex.Cond("t", "ge", 1.0), early)):
+        (got,) = ex.evaluate_tests([e], {"t": t})
+        assert got.dtype == bool
+        np.testing.assert_array_equal(got, ex.evaluate(e, {"t": t}) == 1.0, err_msg=ex.to_text(e))
+    with pytest.raises(InvalidInput, match="not a 0/1 test"):
+        ex.evaluate_tests([ex.add(early, early)], {"t": t})
+
+
 def test_unknown_operator_is_an_error() -> None:
     with pytest.raises(InvalidInput, match="unknown expression operator 'cube'"):
         ex.evaluate(ex.Op("cube", (X,)), {"x": np.ones(2)})

@@ -32,7 +32,13 @@ from chronorank.intent import LexicalGate, parse
 from chronorank.kernels import get_kernel
 from chronorank.rerank import TemporalReranker
 from chronorank.spec import format_spec, parse_spec
-from chronorank.temporal import TemporalConfig, TemporalPlan, intent_strength, temporal_geometry
+from chronorank.temporal import (
+    TemporalConfig,
+    TemporalPlan,
+    intent_strength,
+    range_age_factor,
+    temporal_geometry,
+)
 from chronorank.timeparse import parse_times
 
 __all__ = [
@@ -432,11 +438,12 @@ def _fused_similarity(padded: dict[str, Any], weights: Mapping[str, float] | Non
 
 def _intent_geometry(
     fq: list[FitQuery], padded: dict[str, Any], sim: np.ndarray, relative_recency: float | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-query temporal geometry under the parsed intent, padded: the same ages, validity
     and strength factors :func:`chronorank.temporal.apply_temporal` uses, kernel-free.
 
-    Returns ``(kernel_age, range_span_days, multiplier, not_yet_valid, sensitivity, offset)``
+    Returns ``(kernel_age, range_scale, range_span_days, multiplier, not_yet_valid,
+    sensitivity, offset)`` (the period per query, NaN without one)
     (weight = kernel(age) x multiplier + offset: the in-force bands of a period question).
     One Python pass over queries (not over trials): each kernel then scores all at once.
     """
@@ -445,7 +452,7 @@ def _intent_geometry(
     mult = np.ones((n, m))
     off = np.zeros((n, m))
     nyv = np.zeros((n, m), dtype=bool)
-    span = np.full(n, np.nan)
+    scale, days = np.full(n, np.nan), np.full(n, np.nan)
     sens = np.zeros(n)
     cfg = TemporalConfig(relative_recency=relative_recency)
     for i, q in enumerate(fq):
@@ -464,8 +471,8 @@ def _intent_geometry(
         nyv[i, :c] = geo.not_yet_valid
         sens[i] = plan.sensitivity
         if plan.range_span_days is not None and plan.range_scale is not None:
-            span[i] = plan.range_scale * plan.range_span_days
-    return kage, span, mult, nyv, sens, off
+            scale[i], days[i] = plan.range_scale, plan.range_span_days
+    return kage, scale, days, mult, nyv, sens, off
 
 
 TIE_RULE = "the gentlest setting -- lowest strength, then longest half-life, then first in the grid"
@@ -551,13 +558,12 @@ def score_space(
                     sources.append(("intent", rr, _intent_geometry(fq, padded, np.where(valid, sim, 0.0), rr)))
             else:
                 sens = _sensitivities(fq) if g else np.ones(n_q)
-                sources.append((g, None, (plain_age, no_span, np.ones_like(plain_age),
+                sources.append((g, None, (plain_age, no_span, no_span, np.ones_like(plain_age),
                                           np.zeros(plain_age.shape, dtype=bool), sens, np.zeros_like(plain_age))))
-        for g, rr, (kage, span, mult, nyv, sens, off) in sources:
+        for g, rr, (kage, scale, days, mult, nyv, sens, off) in sources:
             eff = strengths[:, None, None] * sens[None, :, None]  # (strengths, queries, 1)
             for spec, kernel in zip(specs, kernels):
-                hl = kernel.half_life() if hasattr(kernel, "half_life") else None
-                factor = np.where(np.isnan(span) | (not hl), 1.0, (hl or 1.0) / np.where(np.isnan(span), 1.0, span))
+                factor = range_age_factor(kernel, scale, days)
                 with np.errstate(invalid="ignore"):
                     w = np.asarray(kernel(kage * factor[:, None]), dtype=np.float64) * mult + off
                 w = np.where(nyv, 0.0, w)

@@ -29,8 +29,12 @@ def index_for_benchmark(
 ) -> Any:
     """A fresh index over ``corpus`` holding only the fields a benchmark may use."""
     idx = TemporalIndex(embedder=embedder, config=config)
-    idx.add([{k: d.get(k) for k in _DOC_FIELDS if k in d} for d in corpus])
+    idx.add(_benchmark_docs(corpus))
     return idx
+
+
+def _benchmark_docs(corpus: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: d.get(k) for k in _DOC_FIELDS if k in d} for d in corpus]
 
 
 def evaluate_index(

@@ -3,7 +3,7 @@
 A :class:`Strategy` holds its formula as an expression (:mod:`chronorank.expr`) over the
 inputs ``sim``, ``decay`` and ``s``. numpy evaluates it for :func:`chronorank.fusion.combine`
 (one query) and for the fitting grid (``s`` broadcast over configurations, rows over queries),
-and the stores render it into the engine's score (``stores.base.combine_expr``). At s = 0
+and the stores render it into the engine's score (``stores.plan.combine_expr``). At s = 0
 every strategy returns the similarity unchanged, here, once, for all of them.
 """
 

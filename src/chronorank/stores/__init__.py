@@ -13,9 +13,9 @@ from typing import Any
 __all__ = ["Lanes", "PgVectorStore", "QdrantStore", "Store", "StoreConfig"]
 
 _EXPORTS = {
-    "Lanes": "chronorank.stores.base",
+    "Lanes": "chronorank.stores.config",
     "Store": "chronorank.stores.base",
-    "StoreConfig": "chronorank.stores.base",
+    "StoreConfig": "chronorank.stores.config",
     "QdrantStore": "chronorank.stores.qdrant",
     "PgVectorStore": "chronorank.stores.pgvector",
 }

@@ -3,7 +3,7 @@
 Each kernel writes its raw decay once as a :mod:`chronorank.expr` tree
 (:meth:`chronorank.kernels.BaseKernel.expr`), each fusion strategy its score
 (:mod:`chronorank.fusion`); the stores compose them with the query's validity and time
-tests (:mod:`chronorank.stores.base`). Here that tree is brought into the form both engines
+tests (:mod:`chronorank.stores.plan`). Here that tree is brought into the form both engines
 evaluate (:func:`lower`) and rendered:
 
 - :func:`to_qdrant` -> a ``qdrant_client.models`` expression for a ``FormulaQuery``

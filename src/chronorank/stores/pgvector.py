@@ -50,25 +50,17 @@ from chronorank.errors import ChronorankError, InvalidInput, StoreError, require
 from chronorank.filters import filter_sql, parse_filter
 from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
-from chronorank.stores.base import (
-    Candidates,
-    Lanes,
-    QueryPlan,
-    StoreConfig,
-    analyze_docs,
-    as_matrix,
+from chronorank.stores.bm25 import (
     bm25_doc_values,
     bm25_idf,
     bm25_params,
-    build_ranking,
-    client_score,
-    column_roles,
-    empty_ranking,
     lead_query_weights,
-    plan_query,
-    prepare_docs,
     query_terms,
 )
+from chronorank.stores.config import Lanes, StoreConfig
+from chronorank.stores.documents import analyze_docs, as_matrix, column_roles, prepare_docs
+from chronorank.stores.plan import QueryPlan, plan_query
+from chronorank.stores.results import Candidates, build_ranking, client_score, empty_ranking
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking
 

@@ -42,27 +42,24 @@ from chronorank.filters import filter_qdrant
 from chronorank.fusion.strategies import STRATEGIES
 from chronorank.index.embedders import get_embedder
 from chronorank.stores import compile as cx
-from chronorank.stores.base import (
-    Candidates,
-    Lanes,
-    QueryPlan,
-    StoreConfig,
-    as_matrix,
+from chronorank.stores.bm25 import (
     bm25_doc_values,
     bm25_idf,
     bm25_params,
-    build_ranking,
-    client_score,
-    column_roles,
-    empty_ranking,
     lead_query_weights,
-    merge_lane_ranks,
-    plan_query,
-    point_id,
-    prepare_docs,
     query_terms,
 )
+from chronorank.stores.config import Lanes, StoreConfig
+from chronorank.stores.documents import as_matrix, column_roles, point_id, prepare_docs
+from chronorank.stores.plan import QueryPlan, plan_query
 from chronorank.stores.qdrant_edge import EdgeClient
+from chronorank.stores.results import (
+    Candidates,
+    build_ranking,
+    client_score,
+    empty_ranking,
+    merge_lane_ranks,
+)
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking, epoch_to_datetime
 
@@ -492,7 +489,7 @@ class QdrantStore:
     def _query_sparse(self, terms: Mapping[int, float], plan: QueryPlan) -> tuple[Any, Any]:
         """Query term weights for the body: the count (a version series counts SERIES_WEIGHT),
         times idf**idf_power (Qdrant's IDF modifier adds idf); for the lead: count x body idf
-        (:func:`~chronorank.stores.base.lead_query_weights`). Document frequencies come from the
+        (:func:`~chronorank.stores.bm25.lead_query_weights`). Document frequencies come from the
         ``_terms`` payload, one count per query term, only when either needs them."""
         m = _models()
         ids = sorted(terms)

@@ -1,0 +1,121 @@
+"""Built benchmark indexes kept on disk between runs of ``chronorank eval``.
+
+A rerun of ``eval`` on an unchanged corpus embeds nothing (the embedding cache), but still
+paid for building the index: term extraction, BM25 and the lead field, most of what the
+rerun cost (benchmarks/embed_cache.py). :func:`cached_benchmark_index` saves the index that
+:func:`~chronorank.eval.index_eval.index_for_benchmark` builds and loads it on the next run
+with the same inputs; a loaded index ranks exactly as the one built (``TemporalIndex.save``
+keeps everything derived at build time; a test compares the evaluations).
+
+The key is the sha256 of everything the build reads: the documents as indexed, the index
+configuration, the embedder's model key (``cache_key``; embedders without one are not
+cached) and this chronorank's version and source files (size and mtime of every module, so
+an edited checkout never loads an index an older build wrote). An entry that fails to load
+is built again and rewritten; the ``_KEEP`` most recently used entries are kept.
+
+Where: ``$CHRONORANK_INDEX_CACHE`` if it names a directory, else
+``$XDG_CACHE_HOME/chronorank/indexes``. Off with ``CHRONORANK_INDEX_CACHE=off``, and with
+``CHRONORANK_EMBED_CACHE=off`` too: a saved index holds the vectors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import chronorank
+from chronorank import __version__
+from chronorank._recache import env_cache_dir
+from chronorank.errors import ChronorankError
+from chronorank.eval.index_eval import _benchmark_docs, index_for_benchmark
+from chronorank.index.config import IndexConfig
+from chronorank.index.core import TemporalIndex
+from chronorank.index.embed_cache import cache_dir, model_key
+
+__all__ = ["cached_benchmark_index", "index_cache_dir"]
+
+_KEEP = 8  # entries kept (most recently used first)
+_FORMAT = 1  # bump when the key's contents change meaning
+
+
+def index_cache_dir() -> Path | None:
+    """The cache root, or None when either switch turns it off."""
+
+    if cache_dir() is None:
+        return None
+    return env_cache_dir("CHRONORANK_INDEX_CACHE", "indexes")
+
+
+def _code_stamp() -> list[str]:
+    root = Path(chronorank.__file__).parent
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                out.append(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+    return out
+
+
+def _cache_key(docs: Sequence[Mapping[str, Any]], config: Any, embedder_key: str) -> str:
+
+    material = {
+        "format": _FORMAT, "chronorank": __version__, "code": _code_stamp(),
+        "embedder": embedder_key, "config": repr(config), "docs": docs,
+    }
+    blob = json.dumps(material, sort_keys=True, default=repr, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _prune(root: Path, keep: int) -> None:
+    try:
+        entries = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    except OSError:
+        return
+    entries.sort(key=lambda p: p.stat().st_mtime if p.exists() else 0.0, reverse=True)
+    for old in entries[keep:]:  # a reader of a removed entry builds it again
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def cached_benchmark_index(
+    corpus: Sequence[Mapping[str, Any]], *, embedder: Any, config: Any = None
+) -> Any:
+    """``index_for_benchmark(corpus, embedder=..., config=...)``, loaded from the cache when
+    the same inputs were built before (and saved there otherwise).
+
+    ``embedder`` is a resolved embedder object or None (keywords only): one without a
+    ``cache_key`` is built every time, as are all indexes when the cache is off.
+    """
+
+    root = index_cache_dir()
+    emb_key = "none" if embedder is None else model_key(embedder)
+    if root is None or emb_key is None:
+        return index_for_benchmark(corpus, embedder=embedder, config=config)
+    docs = _benchmark_docs(corpus)
+    path = root / _cache_key(docs, config, emb_key)
+    if (path / "CURRENT").is_file():
+        try:
+            idx = TemporalIndex.load(path, embedder=embedder)
+        except (ChronorankError, OSError, ValueError):
+            shutil.rmtree(path, ignore_errors=True)  # damaged: built and written again below
+        else:
+
+            idx.config = IndexConfig.from_spec(config)  # the build's settings (they are in the key)
+            with contextlib.suppress(OSError):
+                os.utime(path)  # most recently used
+            return idx
+    idx = index_for_benchmark(docs, embedder=embedder, config=config)
+    try:
+        idx.save(path)
+    except (ChronorankError, OSError):
+        shutil.rmtree(path, ignore_errors=True)  # a full or read-only disk: the cache is optional
+    else:
+        _prune(root, _KEEP)
+    return idx

@@ -1,0 +1,145 @@
+"""The built-index cache of ``chronorank eval`` (``eval/index_cache.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chronorank.cli import main
+from chronorank.eval.index_cache import cached_benchmark_index
+from chronorank.eval.index_eval import evaluate_index, index_for_benchmark
+from chronorank.index import HashingEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "releases"
+
+
+class KeyedEmbedder:
+    """The hashing embedder with a model key (so it is cacheable), counting its documents."""
+
+    def __init__(self, key: str = "index-cache-test-model") -> None:
+        self.inner = HashingEmbedder(64)
+        self.name = "keyed"
+        self.cache_key = key
+        self.embedded = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts):
+        self.embedded += len(texts)
+        return self.inner.embed(texts)
+
+
+def _read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture()
+def caches(tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "indexes"
+    monkeypatch.setenv("CHRONORANK_INDEX_CACHE", str(root))
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", str(tmp_path / "embeddings"))
+    monkeypatch.setenv("CHRONORANK_PROGRESS", "0")
+    return root
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+@pytest.mark.parametrize("embedder", [None, "keyed"])
+def test_a_rerun_loads_the_saved_index_and_evaluates_the_same(caches, embedder):
+    from chronorank.commands._input import read_corpus, read_queries
+
+    corpus = read_corpus(EXAMPLES / "corpus.jsonl", "eval")
+    queries = read_queries(EXAMPLES / "queries.jsonl", ids={d["id"] for d in corpus})
+    emb = KeyedEmbedder() if embedder else None
+    fresh = evaluate_index(index_for_benchmark(corpus, embedder=emb), queries)
+    first = cached_benchmark_index(corpus, embedder=emb)
+    assert len(_entries(caches)) == 1
+    again = KeyedEmbedder() if embedder else None
+    second = cached_benchmark_index(corpus, embedder=again)
+    if again is not None:
+        assert again.embedded == 0  # loaded: the vectors come with the index
+    assert len(second) == len(first) == len(corpus)
+    for idx in (first, second):
+        assert evaluate_index(idx, queries) == fresh
+
+
+def test_the_key_follows_the_corpus_the_config_and_the_model(caches):
+    from chronorank.commands._input import read_corpus
+
+    corpus = read_corpus(EXAMPLES / "corpus.jsonl", "eval")
+    cached_benchmark_index(corpus, embedder=None)
+    edited = [dict(d) for d in corpus]
+    edited[0]["text"] += " (edited)"
+    idx = cached_benchmark_index(edited, embedder=None)
+    assert idx.get(edited[0]["id"])["text"].endswith("(edited)")
+    cached_benchmark_index(corpus, embedder=None, config="index(fusion='rrf')")
+    cached_benchmark_index(corpus, embedder=KeyedEmbedder("model-a"))
+    cached_benchmark_index(corpus, embedder=KeyedEmbedder("model-b"))
+    assert len(_entries(caches)) == 5
+    cached_benchmark_index(corpus, embedder=None)  # the same inputs again: no new entry
+    assert len(_entries(caches)) == 5
+
+
+def test_a_damaged_entry_is_built_again(caches):
+    from chronorank.commands._input import read_corpus
+
+    corpus = read_corpus(EXAMPLES / "corpus.jsonl", "eval")
+    cached_benchmark_index(corpus, embedder=None)
+    (entry,) = _entries(caches)
+    for f in entry.rglob("docs.jsonl"):
+        f.write_text("garbage\n")
+    idx = cached_benchmark_index(corpus, embedder=None)
+    assert len(idx) == len(corpus)
+    assert cached_benchmark_index(corpus, embedder=None).ids == idx.ids  # rewritten, loadable
+
+
+def test_off_switches_and_uncacheable_embedders_write_nothing(tmp_path, monkeypatch):
+    from chronorank.commands._input import read_corpus
+
+    corpus = read_corpus(EXAMPLES / "corpus.jsonl", "eval")
+    root = tmp_path / "indexes"
+    monkeypatch.setenv("CHRONORANK_INDEX_CACHE", str(root))
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", str(tmp_path / "embeddings"))
+    cached_benchmark_index(corpus, embedder=HashingEmbedder(64))  # no cache_key
+    assert not _entries(root)
+    monkeypatch.setenv("CHRONORANK_INDEX_CACHE", "off")
+    cached_benchmark_index(corpus, embedder=None)
+    monkeypatch.setenv("CHRONORANK_INDEX_CACHE", str(root))
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", "off")  # a saved index holds vectors
+    cached_benchmark_index(corpus, embedder=None)
+    assert not _entries(root)
+
+
+def test_eval_rerun_prints_the_same_report(caches, capsys):
+    args = ["eval", "--corpus", str(EXAMPLES / "corpus.jsonl"), "--queries", str(EXAMPLES / "queries.jsonl"),
+            "--embedder", "none"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert len(_entries(caches)) == 1
+    assert main(args) == 0
+    assert capsys.readouterr().out == first
+
+
+def test_only_the_most_recently_used_entries_are_kept(caches, monkeypatch):
+    import os
+    import time
+
+    from chronorank.commands._input import read_corpus
+    from chronorank.eval import index_cache
+
+    monkeypatch.setattr(index_cache, "_KEEP", 2)
+    corpus = read_corpus(EXAMPLES / "corpus.jsonl", "eval")
+    cached_benchmark_index(corpus, embedder=None)
+    (kept,) = _entries(caches)
+    os.utime(kept, (time.time() + 60, time.time() + 60))  # the most recently used
+    for spec in ("index(fusion='rrf')", "index(lead_weight=0.25)"):
+        cached_benchmark_index(corpus, embedder=None, config=spec)
+    entries = _entries(caches)
+    assert len(entries) == 2 and kept in entries
