@@ -27,6 +27,8 @@ numbers, no text.
 from __future__ import annotations
 
 import argparse
+import gc
+import hashlib
 import importlib.util
 import json
 import os
@@ -109,13 +111,20 @@ def add_terms(mod: ModuleType) -> Callable[[list[str], list[int]], Any]:
     return slow
 
 
-def same_output(a: Any, b: Any) -> bool:
-    """Equal term lists, or equal (ids, offsets, leads) with the same dtypes."""
+def fingerprint(out: Any) -> str:
+    """A digest of an output: term lists, or (ids, offsets, leads) with their dtypes (kept
+    instead of the outputs, whose millions of references would slow the collector for
+    every side timed after)."""
     import numpy as np
 
-    if isinstance(a, list):
-        return a == b
-    return all(np.asarray(x).dtype == np.asarray(y).dtype and np.array_equal(x, y) for x, y in zip(a, b))
+    h = hashlib.sha256()
+    if isinstance(out, list):
+        h.update(json.dumps(out, ensure_ascii=True).encode("ascii"))
+    else:
+        for part in out:
+            arr = np.asarray(part)
+            h.update(str(arr.dtype).encode() + arr.tobytes())
+    return h.hexdigest()
 
 
 def measure(sides: dict[str, ModuleType], texts: list[str], repeats: int) -> dict:
@@ -124,29 +133,32 @@ def measure(sides: dict[str, ModuleType], texts: list[str], repeats: int) -> dic
     cuts = [lead_cut(t) for t in texts]
     fns = {s: (add_terms(m), m.analyze_many) for s, m in sides.items()}
     best: dict[str, dict[str, float]] = {s: {} for s in sides}
-    outputs: dict[str, dict[str, Any]] = {s: {} for s in sides}
+    outputs: dict[str, dict[str, str]] = {s: {} for s in sides}
     for _ in range(repeats):
         for side, mod in sides.items():
             enc, many = fns[side]
             for what, run in (("add", lambda: enc(texts, cuts)), ("analyze_many", lambda: many(texts))):
                 getattr(mod, "_tables", {}).clear()
-                res: dict[str, Any] = {}
+                prints = {}
                 for state in ("cold", "warm"):
+                    gc.collect()
                     t0 = time.process_time()
-                    res[state] = run()
+                    res = run()
                     dt = time.process_time() - t0
+                    prints[state] = fingerprint(res)
+                    del res
                     key = f"{what}_{state}"
                     best[side][key] = min(best[side].get(key, float("inf")), dt)
-                outputs[side].setdefault(what, res["cold"])
-                if not same_output(res["cold"], res["warm"]):
+                if prints["cold"] != prints["warm"]:
                     raise SystemExit(f"{side}: {what} gave another output with a warm table")
+                outputs[side].setdefault(what, prints["cold"])
     n = len(texts)
     row: dict[str, Any] = {"docs": n, "mean_chars": round(sum(map(len, texts)) / max(1, n), 1)}
     ref = outputs["this"]
     for side in sides:
         row[side] = {f"{k}_docs_per_s": round(n / v) for k, v in best[side].items()}
         if side != "this":
-            row[side]["identical"] = all(same_output(outputs[side][w], ref[w]) for w in ref)
+            row[side]["identical"] = all(outputs[side][w] == ref[w] for w in ref)
             row[f"this_over_{side}"] = {k: round(best[side][k] / best["this"][k], 2) for k in best["this"]}
     return row
 

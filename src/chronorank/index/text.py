@@ -448,10 +448,11 @@ def _vocab_ids(stream: np.ndarray, piece_terms: np.ndarray, table: _Table, vocab
     np.minimum.at(first, piece_terms, np.arange(n, dtype=np.int64))
     present = np.flatnonzero(first < n)
     order = present[np.argsort(first[present])]
-    words = table.terms
+    terms = list(map(table.terms.__getitem__, order.tolist()))  # distinct, first-seen order
+    unseen = [t for t in terms if t not in vocab]
+    vocab.update(zip(unseen, range(len(vocab), len(vocab) + len(unseen))))
     to_vocab = np.zeros(len(first), dtype=np.int64)
-    to_vocab[order] = np.fromiter((vocab.setdefault(words[t], len(vocab)) for t in order.tolist()),
-                                  dtype=np.int64, count=len(order))
+    to_vocab[order] = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
     return to_vocab[stream].astype(np.int32)
 
 
@@ -563,7 +564,9 @@ def _fill(table: _Table, pieces: Iterable[bytes], prefixes: bool, stem: bool) ->
     index.update(zip(new, count(len(table.terms))))
     table.terms.extend(new)
     get = index.__getitem__
-    numbers: dict[str, tuple[int, ...]] = {w: () if t is None else (get(t),) for w, t in word_term.items()}
+    one: dict[str | None, tuple[int, ...]] = {t: (get(t),) for t in set(word_term.values()) if t is not None}
+    one[None] = ()
+    numbers: dict[str, tuple[int, ...]] = dict(zip(word_term, map(one.__getitem__, word_term.values())))
     numbers.update((tok, tuple(map(get, ts))) for tok, ts in compound.items())
     out = table.pieces
     out.update(zip(plain, map(numbers.__getitem__, words)))  # words begins with plain's words
