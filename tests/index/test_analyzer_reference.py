@@ -66,7 +66,9 @@ def _holds_mark(text: str) -> bool:
     return any(p in (b"\x00", b"\x01") for p in T._pieces(text))
 
 
-def test_batch_functions_give_the_recorded_terms_and_leads():
+@pytest.mark.parametrize("small", [1 << 13, 0], ids=["dict-scan", "numpy-scan"])
+def test_batch_functions_give_the_recorded_terms_and_leads(small, monkeypatch):
+    monkeypatch.setattr(T, "SMALL_SCAN_BYTES", small)
     odd = [e for e in ODD if not _holds_mark(e["text"])]
     assert len(odd) == len(ODD) - 1
     texts = [e["text"] for e in odd]
@@ -190,7 +192,17 @@ _ALPHABET = list("aZ _.-+1v2.0!?\n\tİΣσςé²ªµ") + [
 @given(st.lists(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=60), min_size=1, max_size=8),
        st.integers(min_value=0, max_value=70))
 def test_batch_equals_analyze_on_fuzzed_text(texts, cut_at):
+    """Both ways of numbering a scan's pieces (dict below ``SMALL_SCAN_BYTES``, numpy above)
+    and both ways of giving a batch its vocabulary ids."""
     cuts = [min(len(t), cut_at) for t in texts]
+    for small, ratio in ((1 << 13, 8), (0, 8), (0, 0), (1 << 13, 1 << 30)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(T, "SMALL_SCAN_BYTES", small)
+            mp.setattr(T, "_DENSE_RATIO", ratio)
+            _check_fuzzed(texts, cuts)
+
+
+def _check_fuzzed(texts: list[str], cuts: list[int]) -> None:
     ref = [analyze(t, prefixes=True) for t in texts]
     terms, leads = analyze_documents(texts, cuts)
     assert terms == ref

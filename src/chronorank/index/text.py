@@ -267,7 +267,8 @@ def _scan(texts: Sequence[str], cuts: Sequence[int] | None) -> _Scan | None:
             else:  # a cut inside a token: the lead's pieces on their own
                 parts.append(text)
                 odd[i] = _pieces(text[:cut])
-    uniq, occ = _codes(_scan_bytes(f" {_DOC_MARK} ".join(parts)))
+    data = _scan_bytes(f" {_DOC_MARK} ".join(parts))
+    uniq, occ = _codes(data) if len(data) > SMALL_SCAN_BYTES else _codes_small(data)
     starts = _positions(uniq, occ, _DOC_MARK)
     marks = None if cuts is None else _positions(uniq, occ, _LEAD_MARK)
     if len(starts) != n - 1 or (marks is not None and len(marks) != n - len(odd)):
@@ -275,6 +276,20 @@ def _scan(texts: Sequence[str], cuts: Sequence[int] | None) -> _Scan | None:
     bounds = np.empty(n + 1, dtype=np.int64)
     bounds[0], bounds[1:n], bounds[n] = 0, starts, len(occ)  # a mark piece has no terms
     return _Scan(uniq, occ, bounds, marks, odd)
+
+
+#: Below this many bytes a scan numbers its pieces with a dict (numpy's fixed cost per call
+#: is more than the dict's per piece there: an append of one document).
+SMALL_SCAN_BYTES = 1 << 13
+
+
+def _codes_small(data: bytes) -> tuple[list[bytes], np.ndarray]:
+    """:func:`_codes` for a small scan: split at white space, numbered by a dict."""
+    flat = data.split()
+    code = dict.fromkeys(flat, 0)
+    for j, piece in enumerate(code):
+        code[piece] = j
+    return list(code), np.fromiter(map(code.__getitem__, flat), dtype=np.int64, count=len(flat))
 
 
 def _positions(uniq: list[bytes], occ: np.ndarray, mark: str) -> np.ndarray:
@@ -439,21 +454,35 @@ def _expand(scan: _Scan, table: _Table) -> tuple[np.ndarray, np.ndarray, np.ndar
     return tt[np.repeat(tt_ptr[occ], per_occ) + pos], occ_ptr, tt
 
 
+_DENSE_RATIO = 8
+
+
 def _vocab_ids(stream: np.ndarray, piece_terms: np.ndarray, table: _Table, vocab: dict[str, int]) -> np.ndarray:
     """``stream``'s terms as int32 ids of ``vocab``, unseen terms appended in order of first
     occurrence: the order in which ``piece_terms`` (the distinct pieces' terms, in the
     pieces' order of first occurrence) first meets them, as the stream does."""
     n = len(piece_terms)
-    first = np.full(len(table.terms), n, dtype=np.int64)
-    np.minimum.at(first, piece_terms, np.arange(n, dtype=np.int64))
-    present = np.flatnonzero(first < n)
-    order = present[np.argsort(first[present])]
+    dense = len(stream) * _DENSE_RATIO > len(table.terms)  # a large batch: arrays over every term number
+    if dense:
+        first = np.full(len(table.terms), n, dtype=np.int64)
+        np.minimum.at(first, piece_terms, np.arange(n, dtype=np.int64))
+        present = np.flatnonzero(first < n)
+        order = present[np.argsort(first[present])]
+    else:  # a small one (an append): sorted arrays over its own terms
+        present, at = np.unique(piece_terms, return_index=True)
+        rank = np.argsort(at)
+        order = present[rank]
     terms = list(map(table.terms.__getitem__, order.tolist()))  # distinct, first-seen order
     unseen = [t for t in terms if t not in vocab]
     vocab.update(zip(unseen, range(len(vocab), len(vocab) + len(unseen))))
-    to_vocab = np.zeros(len(first), dtype=np.int64)
-    to_vocab[order] = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
-    return to_vocab[stream].astype(np.int32)
+    ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
+    if dense:
+        to_vocab = np.zeros(len(table.terms), dtype=np.int64)
+        to_vocab[order] = ids
+        return to_vocab[stream].astype(np.int32)
+    by_number = np.empty(len(present), dtype=np.int64)
+    by_number[rank] = ids
+    return by_number[np.searchsorted(present, stream)].astype(np.int32)
 
 
 def _term_lists(scan: _Scan, table: _Table) -> list[list[str]]:
