@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from itertools import chain, count
+from itertools import chain, count, filterfalse
 from typing import Any
 
 import numpy as np
@@ -472,8 +472,8 @@ def _vocab_ids(stream: np.ndarray, piece_terms: np.ndarray, table: _Table, vocab
         present, at = np.unique(piece_terms, return_index=True)
         rank = np.argsort(at)
         order = present[rank]
-    terms = list(map(table.terms.__getitem__, order.tolist()))  # distinct, first-seen order
-    unseen = [t for t in terms if t not in vocab]
+    terms = list(map(table.terms.__getitem__, order.tolist()))  # first-seen order
+    unseen = dict.fromkeys(filterfalse(vocab.__contains__, terms))  # a term may recur: once
     vocab.update(zip(unseen, range(len(vocab), len(vocab) + len(unseen))))
     ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
     if dense:
@@ -534,15 +534,14 @@ _EDGE = "._-+\u00ab\u00bb\u2013\u2014\u2018\u2019\u201c\u201d\u2026"
 
 class _Table:
     """The analysed pieces of one (prefixes, stem) mode: ``pieces`` maps a piece (see
-    :func:`_pieces`) to its terms' numbers, ``terms`` a number to its term (``index`` is the
-    reverse)."""
+    :func:`_pieces`) to its terms' numbers, ``terms`` a number to its term (a term may have
+    several numbers)."""
 
-    __slots__ = ("pieces", "terms", "index")
+    __slots__ = ("pieces", "terms")
 
     def __init__(self) -> None:
         self.pieces: dict[bytes, tuple[int, ...]] = {}
         self.terms: list[str] = []
-        self.index: dict[str, int] = {}
 
 
 _tables: dict[tuple[bool, bool], _Table] = {}
@@ -586,17 +585,17 @@ def _fill(table: _Table, pieces: Iterable[bytes], prefixes: bool, stem: bool) ->
     words.extend(t for t in found if t.isalnum())
     word_term = _word_terms(words, stem)
     compound = _compound_terms([t for t in found if not t.isalnum()], prefixes, stem)
-    # number the new terms, then give each token its terms' numbers
-    index = table.index
-    new = {t for t in word_term.values() if t is not None and t not in index}
-    new.update(t for ts in compound.values() for t in ts if t not in index)
-    index.update(zip(new, count(len(table.terms))))
-    table.terms.extend(new)
-    get = index.__getitem__
-    one: dict[str | None, tuple[int, ...]] = {t: (get(t),) for t in set(word_term.values()) if t is not None}
-    one[None] = ()
-    numbers: dict[str, tuple[int, ...]] = dict(zip(word_term, map(one.__getitem__, word_term.values())))
-    numbers.update((tok, tuple(map(get, ts))) for tok, ts in compound.items())
+    # number the terms: each token's terms appended to the table's list (a term that recurs
+    # under another number is one vocabulary entry: _vocab_ids goes by the strings)
+    terms = table.terms
+    base = len(terms)
+    kept = [w for w, t in word_term.items() if t is not None]
+    terms.extend([t for t in word_term.values() if t is not None])
+    numbers: dict[str, tuple[int, ...]] = dict.fromkeys(word_term, ())
+    numbers.update(zip(kept, zip(range(base, base + len(kept)))))  # zip(range): 1-tuples
+    for tok, ts in compound.items():
+        numbers[tok] = tuple(range(len(terms), len(terms) + len(ts)))
+        terms.extend(ts)
     out = table.pieces
     out.update(zip(plain, map(numbers.__getitem__, words)))  # words begins with plain's words
     out.update((p, numbers[c]) for p, c in single)
