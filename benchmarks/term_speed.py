@@ -43,24 +43,18 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
 OUT = ROOT / "benchmarks" / "results" / "term_speed.json"
 TEXT_PY = "src/chronorank/index/text.py"
 
 
 def corpora() -> dict[str, list[str]]:
-    from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
-
-    out = {"bundled-release-notes": [d["text"] for d in release_benchmark_from_snapshot(release_snapshot(None))[0]]}
-    for name in ("changelogs", "news-dev"):
-        path = SHARED / name / "corpus.jsonl"
-        if path.is_file():
-            with path.open(encoding="utf-8") as fh:
-                out[name] = [json.loads(line)["text"] for line in fh if line.strip()]
-    rel = SHARED / "tdw-rag-release-corpus" / "release_corpus.json"
-    if rel.is_file():
-        out["tdw-rag-release-corpus"] = [d["text"] for d in json.loads(rel.read_text(encoding="utf-8"))["documents"]]
-    return out
+    """The corpora's texts (the loader the analyzer's frozen reference uses)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from analyzer_reference import corpora as load
+    finally:
+        sys.path.pop(0)
+    return load()
 
 
 def pieces(texts: list[str], size: int) -> list[str]:
