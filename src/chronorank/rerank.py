@@ -62,6 +62,10 @@ class TemporalReranker:
     from lifting a candidate whose score is below m x the best one's over one that is above;
     with a ``group_key`` as well, the first hit's other versions stay above the candidates much
     less similar (:func:`chronorank.temporal.versions_first`).
+
+    ``config`` gives every temporal policy at once as a :class:`chronorank.temporal.TemporalConfig`
+    (the same object an index holds as ``IndexConfig.temporal``); the kernel and policy
+    keywords are then left at their defaults.
     """
 
     def __init__(
@@ -91,23 +95,20 @@ class TemporalReranker:
         tz: str = "UTC",
         text_field: str = "text",
         topical_margin: float | None = None,
+        config: TemporalConfig | None = None,
         **kernel_params: Any,
     ) -> None:
-        k = get_kernel(kernel, **kernel_params) if (kernel_params or kernel is not None) else get_kernel()
-        self.config = TemporalConfig(
-            kernel=k,
-            strength=strength,
-            combine=combine,
-            missing_date=missing_date,
-            future=future,
-            not_yet_valid=not_yet_valid,
-            expired_factor=expired_factor,
-            relative_recency=relative_recency,
-            range_slope=range_slope,
-            range_scale=range_scale,
-            max_age_days=max_age_days,
-            use_temporal_filter=use_temporal_filter,
-        )
+        policies = {
+            "strength": strength, "combine": combine, "missing_date": missing_date, "future": future,
+            "not_yet_valid": not_yet_valid, "expired_factor": expired_factor, "relative_recency": relative_recency,
+            "range_slope": range_slope, "range_scale": range_scale, "max_age_days": max_age_days,
+            "use_temporal_filter": use_temporal_filter,
+        }
+        if config is not None:
+            self.config = _given_config(config, kernel, kernel_params, policies)
+        else:
+            k = get_kernel(kernel, **kernel_params) if (kernel_params or kernel is not None) else get_kernel()
+            self.config = TemporalConfig(kernel=k, **policies)
         if bad_score not in BAD_SCORE_POLICIES:
             raise InvalidInput(f"bad_score={bad_score!r}; use one of {list(BAD_SCORE_POLICIES)}")
         if duplicates not in DUPLICATE_POLICIES:
@@ -494,6 +495,27 @@ class TemporalReranker:
         if all(v is _MISSING for v in out):
             return None
         return [default if v is _MISSING else v for v in out]
+
+
+_POLICY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TemporalConfig) if f.name != "kernel"}
+
+
+def _given_config(config: Any, kernel: Any, kernel_params: Mapping[str, Any], policies: Mapping[str, Any]) -> TemporalConfig:
+    """``config=`` of the reranker: a TemporalConfig, with no policy keyword also set."""
+    if not isinstance(config, TemporalConfig):
+        raise InvalidInput(
+            f"config={config!r}; give a chronorank.temporal.TemporalConfig (e.g. an index's config.temporal), "
+            "or the policies as keywords."
+        )
+    both = [name for name, v in policies.items() if v != _POLICY_DEFAULTS[name]]
+    if kernel is not None or kernel_params:
+        both.insert(0, "kernel")
+    if both:
+        raise InvalidInput(
+            f"config= and {', '.join(both)}= both set the temporal policies; put them in the config "
+            f"(dataclasses.replace(config, {both[0]}=...)) or drop config=."
+        )
+    return config
 
 
 class _Missing:

@@ -514,3 +514,33 @@ def test_the_first_hits_version_chain_stays_above_a_less_similar_page(monkeypatc
     assert "other versions (same group key)" in ranked.explain()
     # without a group key the reranker knows no versions: time decides among on-topic pages
     assert TemporalReranker(topical_margin=0.5).rerank(q, docs, now="2026-08-20").ranked_ids[1] == "incident"
+
+
+def test_a_temporal_config_object_is_held_as_given_and_ranks_as_its_keywords() -> None:
+    from chronorank.index.config import IndexConfig
+    from chronorank.temporal import TemporalConfig
+
+    cfg = TemporalConfig(kernel="weibull(half_life_days=90, shape=2)", strength=0.7, relative_recency=0.8)
+    by_object = TemporalReranker(config=cfg)
+    by_keywords = TemporalReranker(kernel="weibull(half_life_days=90, shape=2)", strength=0.7, relative_recency=0.8)
+    assert by_object.config is cfg
+    sim = np.array([0.9, 0.85, 0.8, 0.7])
+    times = np.array(["2020-01-01", "2024-06-01", "2024-11-20", "2023-01-01"])
+    got = by_object.rerank_columns("latest release notes", sim, times, ids=list("abcd"), now="2025-01-01")
+    want = by_keywords.rerank_columns("latest release notes", sim, times, ids=list("abcd"), now="2025-01-01")
+    assert list(got.ranked_ids) == list(want.ranked_ids)
+    np.testing.assert_array_equal(got.score, want.score)
+    # an index's policies, shared as one object
+    index_cfg = IndexConfig()
+    assert TemporalReranker(config=index_cfg.temporal).config is index_cfg.temporal
+
+
+def test_config_and_a_policy_keyword_together_are_refused_by_name() -> None:
+    from chronorank.temporal import TemporalConfig
+
+    with pytest.raises(InvalidInput, match=r"config= and strength= both set"):
+        TemporalReranker(config=TemporalConfig(), strength=0.5)
+    with pytest.raises(InvalidInput, match=r"config= and kernel= both set"):
+        TemporalReranker(config=TemporalConfig(), kernel="exponential", half_life_days=30)
+    with pytest.raises(InvalidInput, match=r"give a chronorank.temporal.TemporalConfig"):
+        TemporalReranker(config={"strength": 0.5})  # type: ignore[arg-type]
