@@ -98,7 +98,7 @@ class TemporalReranker:
         config: TemporalConfig | None = None,
         **kernel_params: Any,
     ) -> None:
-        policies = {
+        policies: dict[str, Any] = {
             "strength": strength, "combine": combine, "missing_date": missing_date, "future": future,
             "not_yet_valid": not_yet_valid, "expired_factor": expired_factor, "relative_recency": relative_recency,
             "range_slope": range_slope, "range_scale": range_scale, "max_age_days": max_age_days,
