@@ -2,8 +2,10 @@
 
 Every search scores *every* document: one float32 mat-vec for the dense cosine, one pass
 over the query terms' BM25 columns, a fusion of the two, then the temporal layer
-(:func:`chronorank.temporal.apply_temporal`) over the whole corpus, and a top-k cut at the
-very end. Nothing is pre-filtered, so a fresh document at similarity rank 500 can win.
+(:func:`chronorank.temporal.apply_temporal`) over the whole corpus (or, for a large one, over a
+pool proven to rank as it: ``_exact_pool``), and a top-k cut at the very end. Nothing is
+pre-filtered, so a fresh document at similarity rank 500 can win. ``TemporalIndex.search`` is a
+pipeline of the steps under "search steps" below.
 
 Concurrency: the index state is an immutable snapshot. Writers (``add``/``delete``) build a
 new snapshot under a lock and swap it in with one assignment; a search reads the snapshot
@@ -315,6 +317,8 @@ class TemporalIndex:
         cut = _cut_margin(cfg, terms)
         cfg = _shaped(cfg, terms)
 
+        # the rows and their similarity, the time plan, then time and topic over the rows (a pool
+        # of them for a large corpus) and the best k
         spelled = _spell_acronyms(snap, topical)
         signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
         rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
