@@ -50,7 +50,8 @@ def test_each_band_weighs_base_plus_width_times_the_kernel_of_its_age() -> None:
     }
     start = np.array([s for s, _ in docs])
     end = np.array([e for _, e in docs])
-    age, base, width, band = _in_force_range(np.ones(len(docs)), start, end, LO, REF, TemporalConfig(range_slope=0.2))
+    age, base, width, band, unsure = _in_force_range(np.ones(len(docs)), start, end, LO, REF, TemporalConfig(range_slope=0.2))
+    assert unsure is None  # no pool: every anchor is the corpus's own
     want = np.array(list(docs.values()))
     np.testing.assert_array_equal(band, want[:, 0])
     np.testing.assert_allclose(age, want[:, 1], rtol=1e-12)

@@ -2,8 +2,10 @@
 
 Every search scores *every* document: one float32 mat-vec for the dense cosine, one pass
 over the query terms' BM25 columns, a fusion of the two, then the temporal layer
-(:func:`chronorank.temporal.apply_temporal`) over the whole corpus, and a top-k cut at the
-very end. Nothing is pre-filtered, so a fresh document at similarity rank 500 can win.
+(:func:`chronorank.temporal.apply_temporal`) over the whole corpus (or, for a large one, over a
+pool proven to rank as it: ``_exact_pool``), and a top-k cut at the very end. Nothing is
+pre-filtered, so a fresh document at similarity rank 500 can win. ``TemporalIndex.search`` is a
+pipeline of the steps under "search steps" below.
 
 Concurrency: the index state is an immutable snapshot. Writers (``add``/``delete``) build a
 new snapshot under a lock and swap it in with one assignment; a search reads the snapshot
@@ -51,6 +53,7 @@ from chronorank.temporal import (
     VERSION_CORE,
     Pool,
     TemporalPlan,
+    TemporalResult,
     _at_least,
     apply_temporal,
     prepare_query,
@@ -291,10 +294,9 @@ class TemporalIndex:
         cfg, now_s, intent = pq.config, pq.now, pq.intent
         snap = self._snap
         topical = _anchor_subject(pq.topical, intent)
-        n = len(snap)
 
         flt = parse_filter(filter)
-        if n == 0:
+        if len(snap) == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
             filter_mask(flt, snap.records.metadata, snap.filter_cols)
@@ -315,182 +317,19 @@ class TemporalIndex:
         cut = _cut_margin(cfg, terms)
         cfg = _shaped(cfg, terms)
 
+        # the rows and their similarity, the time plan, then time and topic over the rows (a pool
+        # of them for a large corpus) and the best k
         spelled = _spell_acronyms(snap, topical)
         signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
-        times = snap.time_column(cfg.time_field)
-        vf = snap.times[2]
-        vt = snap.times[3]
-        # an all-NaN column and None rank identically; None skips the validity passes
-        has_vf, has_vt = snap.has_column(2), snap.has_column(3)
-        groups = snap.groups
-        ids: Sequence[str] = snap.ids
-        rows: np.ndarray | None = None
-        if candidates is not None or ann_rows is not None or flt_rows is not None:
-            if ann_rows is not None:
-                rows = ann_rows
-            elif candidates is not None:
-                rows = self._candidate_rows(snap, candidates)
-                rows = rows if flt_rows is None else np.intersect1d(rows, flt_rows)
-            else:
-                rows = flt_rows
-            assert rows is not None
-            signals = {name: (v if v.shape[0] == rows.shape[0] else v[rows]) for name, v in signals.items()}
-            times, vf, vt = times[rows], vf[rows], vt[rows]
-            groups = None if groups is None else groups[rows]
-            ids = [snap.ids[int(i)] for i in rows]
-            n = rows.shape[0]
-            if n == 0:
-                return _empty_ranking(query, intent, now_s)
-        sim = _fuse(signals, cfg)
-        tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
-        raw_sim = sim
-
-        if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-            scale = _burst_scale(sim, times, now_s, cfg.burst_ratio, tplan.excludes_future,
-                                 cache=snap.derived if rows is None else None)
-            if scale is not None:
-                intent, event_cfg = _current_event(intent, tplan.config, scale)
-                tplan = TemporalPlan.of(intent, now_s, event_cfg)
-        tcfg = tplan.config
-        flatten = (
-            cfg.topical_margin is not None
-            and intent.mode in ("recent", "as_of", "range")
-            and tplan.sensitivity > 0
-            and tcfg.strength > 0
-        )
-        n_docs = n
-        # exact search of a large corpus: the temporal layer scores a pool that provably holds
-        # the best k (_exact_pool), the whole corpus when the proof fails (_pool_holds)
-        cand = None if rows is not None else _exact_pool(
-            snap, signals, sim, cfg, tplan, intent, k, cut, event_row, flatten, has_vf)
-        whole, whole_rows = (sim, signals, times, vf, vt, groups, ids), rows
-        sel = cand
-        while True:
-            sim, signals, times, vf, vt, groups, ids = whole
-            rows = whole_rows
-            if sel is not None:
-                rows = sel.rows
-                sim, times, vf, vt = sim[rows], times[rows], vf[rows], vt[rows]
-                signals = {name: v[rows] for name, v in signals.items()}
-                ids = _RowIds(snap.ids, rows)
-            n = sim.shape[0]
-            raw_sim = sim
-            if flatten and cfg.topical_margin is not None:
-                sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
-                signals = {**signals, "fused": raw_sim}
-
-            if groups is None and intent.mode == "timeless" and not intent.spans and n:
-                groups = _title_chains(snap, rows, raw_sim, times, cfg.topical_margin, intent)
-            res = apply_temporal(
-                sim, times, plan=tplan,
-                valid_from=vf if has_vf else None,
-                valid_to=vt if has_vt else None,
-                groups=groups, ids=ids, pool=None if sel is None else sel.info,
-            )
-            score = np.asarray(res.score, dtype=np.float64)
-            on_topic = versions = None
-            event: int | None = None
-            if cut is not None and n and "bm25" in signals:
-                # the topic cut needs the keyword signal: with cosine alone the releases of one
-                # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
-                # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
-                score, on_topic = topic_first(
-                    score, raw_sim, cut, res.keep, ~res.not_yet_valid,
-                    others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
-                            if k in signals],
-                )
-                if cfg.version_floor is not None:
-                    if event_row >= 0:
-                        at = np.flatnonzero((np.arange(n) if rows is None else rows) == event_row)
-                        if at.size:
-                            event = int(at[0])
-                    score, versions = _versions_first(
-                        snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
-                    if versions is not None:
-                        on_topic = on_topic | versions
-            kept = int(np.count_nonzero(res.keep))
-            if kept < n:
-                score = np.where(res.keep, score, -np.inf)
-            want = min(int(k), kept)
-            # every kept on-topic document outscores every other one (topic_first), so when there
-            # are enough of them the best k are among them: cut that pool, not the whole corpus
-            # (not after versions_first, which may leave a core page outside the pool above a version)
-            pool = None if on_topic is None or versions is not None else np.flatnonzero(on_topic & res.keep)
-            if pool is not None and pool.shape[0] >= want:
-                top = pool[_top_k(score[pool], want)]
-            else:
-                top = _top_k(score, want)
-            if sel is None or _pool_holds(sel, res, on_topic, versions, raw_sim, signals, cfg):
-                break
-            # once, a pool wide enough for the anchors it could not prove; then the whole corpus
-            lower = None if sel.widened else _anchor_cut(sel, res, on_topic, sim, cfg, tcfg.relative_recency, flatten)
-            sel = None if lower is None else _exact_pool(
-                snap, whole[1], whole[0], cfg, tplan, intent, k, cut, event_row, flatten, has_vf, lower)
-        notes = {p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))}
-        if versions is not None and top.size:
-            lead_id = ids[int(top[0])]
-            for p in np.flatnonzero(versions[top][1:]).tolist():
-                why = (f"the page of the anchor event ({intent.anchor.text!r}): kept above less similar pages"
-                       if event is not None and int(top[p + 1]) == event and intent.anchor is not None
-                       else f"another version of {lead_id}: kept above less similar pages")
-                notes[p + 1] = (*notes.get(p + 1, ()), why)
-        # rank by similarity alone, for the "moved from rank r" part of explanations (only the
-        # documents above the lowest of the top can count: compared against those alone)
-        if top.size:
-            s_top = sim[top]
-            ref_sim = sim
-            if sel is not None and float(s_top.min()) < sel.info.outside:
-                # a document outside the pool may sit above the lowest of the top
-                ref_sim = whole[0]
-                if flatten and cfg.topical_margin is not None:
-                    ref_sim = _flatten_top(ref_sim, cfg.topical_margin, cfg.tie_break)
-            above = ref_sim[ref_sim > s_top.min()]
-            rank_before = 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
-        else:
-            rank_before = np.zeros(0, np.int64)
-        doc_rows = top if rows is None else rows[top]
-        sub_ids = [snap.ids[int(i)] for i in doc_rows]
-        kernel = tcfg.kernel
-        return Ranking(
-            ids=sub_ids,
-            payloads=[snap.records[int(i)] for i in doc_rows],
-            order=np.arange(top.size),
-            score=score[top],
-            similarity=sim[top],
-            decay=np.asarray(res.decay)[top],
-            age_days=np.asarray(res.age_days)[top],
-            time=np.asarray(res.start)[top],
-            rank_before=rank_before,
-            signals={name: np.asarray(v)[top] for name, v in signals.items()},
-            notes=notes,
-            query=query,
-            meta={
-                "kernel": repr(kernel),
-                "half_life_days": kernel.half_life(),
-                "combine": tcfg.combine,
-                "intent": intent,
-                "gate": intent.time_sensitivity,
-                "strength": tcfg.strength,
-                "effective_strength": res.effective_strength,
-                "now": now_s,
-                "reference_time": res.reference_time,
-                # per top document (the whole candidate array said nothing of which is which)
-                "anchor_time": res.anchor_time if np.ndim(res.anchor_time) == 0 else np.asarray(res.anchor_time)[top],
-                "fusion": cfg.fusion,
-                "config": cfg.spec(),
-                "topical_query": topical,
-                "n_docs": n_docs,
-                "anchor": anchor_line,
-                "topic_rule": _topic_rule(cut, [
-                    (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
-                    if k in signals and f is not None], cfg.version_floor) if "bm25" in signals else "",
-                "on_topic": None if on_topic is None else on_topic[top],
-                "band": None if res.band is None else res.band[top],
-                "expired": res.expired[top],
-                "target": intent.target,
-                **_dense_meta(self, snap),
-            },
-        )
+        rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
+        if rows is not None and rows.shape[0] == 0:
+            return _empty_ranking(query, intent, now_s)
+        cols = _Columns.of(snap, signals, cfg, rows)
+        intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
+        q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
+                   flatten=flatten, event_row=event_row, anchor_line=anchor_line)
+        scored, top, sel = _exact_search(snap, cols, q)
+        return self._ranking(snap, cols, q, scored, top, sel)
 
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
         """:meth:`search` in a worker thread (the snapshot makes it safe next to writers)."""
@@ -550,6 +389,71 @@ class TemporalIndex:
                 raise InvalidInput(f"candidate id {c!r} is not in the index; pass ids of indexed documents.")
             rows.append(r)
         return np.unique(np.asarray(rows, dtype=np.int64))
+
+    @classmethod
+    def _select_rows(
+        cls, snap: _Snapshot, candidates: Sequence[str] | None, ann_rows: np.ndarray | None,
+        flt_rows: np.ndarray | None,
+    ) -> np.ndarray | None:
+        """The rows a search scores: the ANN pool, else the ``candidates`` (inside the filter),
+        else the filter's rows; None for every document."""
+        if ann_rows is not None:
+            return ann_rows
+        if candidates is not None:
+            rows = cls._candidate_rows(snap, candidates)
+            return rows if flt_rows is None else np.intersect1d(rows, flt_rows)
+        return flt_rows
+
+    def _ranking(
+        self, snap: _Snapshot, cols: _Columns, q: _Query, scored: _Scored, top: np.ndarray, sel: _Pooled | None,
+    ) -> Ranking:
+        """The best ``top`` of the scored rows as a :class:`Ranking`: their columns, notes, the
+        rank by similarity alone and the search's meta."""
+        res, intent, cfg, tcfg = scored.res, q.intent, q.cfg, q.plan.config
+        signals = scored.signals
+        doc_rows = top if scored.rows is None else scored.rows[top]
+        sub_ids = [snap.ids[int(i)] for i in doc_rows]
+        kernel = tcfg.kernel
+        return Ranking(
+            ids=sub_ids,
+            payloads=[snap.records[int(i)] for i in doc_rows],
+            order=np.arange(top.size),
+            score=scored.score[top],
+            similarity=scored.sim[top],
+            decay=np.asarray(res.decay)[top],
+            age_days=np.asarray(res.age_days)[top],
+            time=np.asarray(res.start)[top],
+            rank_before=_rank_before(cols, q, scored, top, sel),
+            signals={name: np.asarray(v)[top] for name, v in signals.items()},
+            notes=_top_notes(scored, top, intent),
+            query=q.text,
+            meta={
+                "kernel": repr(kernel),
+                "half_life_days": kernel.half_life(),
+                "combine": tcfg.combine,
+                "intent": intent,
+                "gate": intent.time_sensitivity,
+                "strength": tcfg.strength,
+                "effective_strength": res.effective_strength,
+                "now": q.now,
+                "reference_time": res.reference_time,
+                # per top document (the whole candidate array said nothing of which is which)
+                "anchor_time": res.anchor_time if np.ndim(res.anchor_time) == 0 else np.asarray(res.anchor_time)[top],
+                "fusion": cfg.fusion,
+                "config": cfg.spec(),
+                "topical_query": q.topical,
+                "n_docs": cols.n,
+                "anchor": q.anchor_line,
+                "topic_rule": _topic_rule(q.cut, [
+                    (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
+                    if k in signals and f is not None], cfg.version_floor) if "bm25" in signals else "",
+                "on_topic": None if scored.on_topic is None else scored.on_topic[top],
+                "band": None if res.band is None else res.band[top],
+                "expired": res.expired[top],
+                "target": intent.target,
+                **_dense_meta(self, snap),
+            },
+        )
 
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
@@ -750,6 +654,230 @@ class TemporalIndex:
 
 
 # ---------------------------------------------------------------------- functions
+
+
+# ---------------------------------------------------------------------------- search steps
+# TemporalIndex.search, after its preamble: the rows' columns (_Columns), the time plan
+# (_time_plan), the exact search (_exact_search: _score_rows and _cut_top over a pool or every
+# row), then the ranking (TemporalIndex._ranking with _top_notes and _rank_before).
+
+
+@dataclasses.dataclass(frozen=True)
+class _Columns:
+    """The columns a search scores: every document's (``rows`` None) or those of ``rows``."""
+
+    rows: np.ndarray | None
+    ids: Sequence[str]
+    signals: dict[str, np.ndarray]
+    sim: np.ndarray  # the fused similarity (``_fuse``)
+    times: np.ndarray
+    vf: np.ndarray
+    vt: np.ndarray
+    groups: np.ndarray | None
+    # an all-NaN column and None rank identically; None skips the validity passes
+    has_vf: bool
+    has_vt: bool
+
+    @property
+    def n(self) -> int:
+        return int(self.sim.shape[0])
+
+    @classmethod
+    def of(cls, snap: _Snapshot, signals: dict[str, np.ndarray], cfg: IndexConfig, rows: np.ndarray | None) -> _Columns:
+        """The whole corpus's columns, or those of ``rows`` (a dense signal of the ANN pool is
+        already cut to it)."""
+        times = snap.time_column(cfg.time_field)
+        vf = snap.times[2]
+        vt = snap.times[3]
+        groups = snap.groups
+        ids: Sequence[str] = snap.ids
+        if rows is not None:
+            signals = {name: (v if v.shape[0] == rows.shape[0] else v[rows]) for name, v in signals.items()}
+            times, vf, vt = times[rows], vf[rows], vt[rows]
+            groups = None if groups is None else groups[rows]
+            ids = [snap.ids[int(i)] for i in rows]
+        return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg), times=times, vf=vf, vt=vt,
+                   groups=groups, has_vf=snap.has_column(2), has_vt=snap.has_column(3))
+
+    def pooled(self, snap: _Snapshot, rows: np.ndarray) -> _Columns:
+        """The whole corpus's columns at a pool's ``rows`` (``_exact_pool``)."""
+        return dataclasses.replace(
+            self, rows=rows, ids=_RowIds(snap.ids, rows), sim=self.sim[rows], times=self.times[rows],
+            vf=self.vf[rows], vt=self.vt[rows], signals={name: v[rows] for name, v in self.signals.items()},
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Query:
+    """One search once its intent is final: what scoring and the ranking read."""
+
+    text: str  # the query as asked
+    topical: str  # its topical part, the anchor's subject for a bare anchor (``_anchor_subject``)
+    k: int
+    now: float
+    intent: Intent
+    cfg: IndexConfig  # shaped to the query's length (``_shaped``)
+    plan: TemporalPlan
+    cut: float | None  # the topic cut's margin (``_cut_margin``); None: no topic rule
+    flatten: bool  # the topical cluster ties before time (``_flatten_top``)
+    event_row: int  # the row of the anchor's event page, -1 for none
+    anchor_line: str  # how the anchor was dated, for the explanation
+
+
+@dataclasses.dataclass(frozen=True)
+class _Scored:
+    """A row set scored by the temporal layer and the topic rules (``_score_rows``)."""
+
+    rows: np.ndarray | None  # the rows scored; None: every document
+    ids: Sequence[str]
+    sim: np.ndarray  # the similarity time was applied to (flattened when ``_Query.flatten``)
+    raw_sim: np.ndarray  # the fused similarity
+    signals: dict[str, np.ndarray]  # the signals shown ("fused" added when flattened)
+    res: TemporalResult
+    score: np.ndarray  # -inf where the temporal layer drops a document
+    on_topic: np.ndarray | None
+    versions: np.ndarray | None  # the first hit's versions kept with it (``_versions_first``)
+    event: int | None  # the position of the anchor's event page among them
+    kept: int  # documents the temporal layer keeps
+
+
+def _time_plan(
+    snap: _Snapshot, cols: _Columns, cfg: IndexConfig, intent: Intent, now_s: float,
+) -> tuple[Intent, TemporalPlan, bool]:
+    """The query's temporal plan: a burst of matches makes it a current event (``_burst_scale``,
+    ``_current_event``). Returns the final intent, the plan and whether the topical cluster is
+    flattened before time."""
+    tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
+    if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
+        scale = _burst_scale(cols.sim, cols.times, now_s, cfg.burst_ratio, tplan.excludes_future,
+                             cache=snap.derived if cols.rows is None else None)
+        if scale is not None:
+            intent, event_cfg = _current_event(intent, tplan.config, scale)
+            tplan = TemporalPlan.of(intent, now_s, event_cfg)
+    tcfg = tplan.config
+    flatten = (
+        cfg.topical_margin is not None
+        and intent.mode in ("recent", "as_of", "range")
+        and tplan.sensitivity > 0
+        and tcfg.strength > 0
+    )
+    return intent, tplan, flatten
+
+
+def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
+    """Score the rows and cut the best k. A large corpus is scored over a pool that provably
+    holds the best k (``_exact_pool``); when ``_pool_holds`` cannot prove it, once a pool wide
+    enough for the unproven anchors (``_anchor_cut``), then every row. Returns the scored rows,
+    the positions of the best k among them and the pool (None: every row)."""
+    cfg, tplan = q.cfg, q.plan
+    sel = None if cols.rows is not None else _exact_pool(
+        snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf)
+    while True:
+        scored = _score_rows(snap, cols if sel is None else cols.pooled(snap, sel.rows), q, sel)
+        top = _cut_top(scored, q.k)
+        if sel is None or _pool_holds(sel, scored.res, scored.on_topic, scored.versions, scored.raw_sim,
+                                      scored.signals, cfg):
+            return scored, top, sel
+        # once, a pool wide enough for the anchors it could not prove; then the whole corpus
+        lower = None if sel.widened else _anchor_cut(
+            sel, scored.res, scored.on_topic, scored.sim, cfg, tplan.config.relative_recency, q.flatten)
+        sel = None if lower is None else _exact_pool(
+            snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
+            lower)
+
+
+def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
+    """The temporal layer and the topic rules over one row set (every row, or a pool ``sel``):
+    flattening, the title chains of a timeless question, :func:`apply_temporal`, then topic
+    first and the first hit's versions (the ``bm25`` signal and a topic cut needed)."""
+    cfg, intent, rows = q.cfg, q.intent, cols.rows
+    sim, signals, groups = cols.sim, cols.signals, cols.groups
+    n = sim.shape[0]
+    raw_sim = sim
+    if q.flatten and cfg.topical_margin is not None:
+        sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
+        signals = {**signals, "fused": raw_sim}
+
+    if groups is None and intent.mode == "timeless" and not intent.spans and n:
+        groups = _title_chains(snap, rows, raw_sim, cols.times, cfg.topical_margin, intent)
+    res = apply_temporal(
+        sim, cols.times, plan=q.plan,
+        valid_from=cols.vf if cols.has_vf else None,
+        valid_to=cols.vt if cols.has_vt else None,
+        groups=groups, ids=cols.ids, pool=None if sel is None else sel.info,
+    )
+    score = np.asarray(res.score, dtype=np.float64)
+    on_topic = versions = None
+    event: int | None = None
+    if q.cut is not None and n and "bm25" in signals:
+        # the topic cut needs the keyword signal: with cosine alone the releases of one
+        # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
+        # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
+        score, on_topic = topic_first(
+            score, raw_sim, q.cut, res.keep, ~res.not_yet_valid,
+            others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
+                    if k in signals],
+        )
+        if cfg.version_floor is not None:
+            if q.event_row >= 0:
+                at = np.flatnonzero((np.arange(n) if rows is None else rows) == q.event_row)
+                if at.size:
+                    event = int(at[0])
+            score, versions = _versions_first(
+                snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
+            if versions is not None:
+                on_topic = on_topic | versions
+    kept = int(np.count_nonzero(res.keep))
+    if kept < n:
+        score = np.where(res.keep, score, -np.inf)
+    return _Scored(rows=rows, ids=cols.ids, sim=sim, raw_sim=raw_sim, signals=signals, res=res, score=score,
+                   on_topic=on_topic, versions=versions, event=event, kept=kept)
+
+
+def _cut_top(scored: _Scored, k: int) -> np.ndarray:
+    """The positions of the best ``k`` kept rows, best first."""
+    want = min(int(k), scored.kept)
+    # every kept on-topic document outscores every other one (topic_first), so when there
+    # are enough of them the best k are among them: cut that pool, not the whole corpus
+    # (not after versions_first, which may leave a core page outside the pool above a version)
+    on_topic, versions = scored.on_topic, scored.versions
+    pool = None if on_topic is None or versions is not None else np.flatnonzero(on_topic & scored.res.keep)
+    if pool is not None and pool.shape[0] >= want:
+        return pool[_top_k(scored.score[pool], want)]
+    return _top_k(scored.score, want)
+
+
+def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tuple[str, ...]]:
+    """The explanation notes of the top documents by position: the temporal layer's, and why
+    a version of the first hit (or the anchor's event page) is kept above less similar pages."""
+    res, versions, event = scored.res, scored.versions, scored.event
+    notes = {p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))}
+    if versions is not None and top.size:
+        lead_id = scored.ids[int(top[0])]
+        for p in np.flatnonzero(versions[top][1:]).tolist():
+            why = (f"the page of the anchor event ({intent.anchor.text!r}): kept above less similar pages"
+                   if event is not None and int(top[p + 1]) == event and intent.anchor is not None
+                   else f"another version of {lead_id}: kept above less similar pages")
+            notes[p + 1] = (*notes.get(p + 1, ()), why)
+    return notes
+
+
+def _rank_before(cols: _Columns, q: _Query, scored: _Scored, top: np.ndarray, sel: _Pooled | None) -> np.ndarray:
+    """Each top document's rank by similarity alone, for the "moved from rank r" part of
+    explanations (only the documents above the lowest of the top can count: compared against
+    those alone)."""
+    if not top.size:
+        return np.zeros(0, np.int64)
+    sim, cfg = scored.sim, q.cfg
+    s_top = sim[top]
+    ref_sim = sim
+    if sel is not None and float(s_top.min()) < sel.info.outside:
+        # a document outside the pool may sit above the lowest of the top
+        ref_sim = cols.sim
+        if q.flatten and cfg.topical_margin is not None:
+            ref_sim = _flatten_top(ref_sim, cfg.topical_margin, cfg.tie_break)
+    above = ref_sim[ref_sim > s_top.min()]
+    return 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
 
 
 def _present(x: Any) -> bool:
