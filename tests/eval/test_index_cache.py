@@ -143,3 +143,29 @@ def test_only_the_most_recently_used_entries_are_kept(caches, monkeypatch):
         cached_benchmark_index(corpus, embedder=None, config=spec)
     entries = _entries(caches)
     assert len(entries) == 2 and kept in entries
+
+
+# what a cached rerun must not import: each is only for a path the rerun does not take
+# (numpy.ma: np.quantile / np.median / plain np.unique; email and importlib.metadata: an
+# RFC 2822 date, a package version; difflib, uuid: an error hint, a save), and no engine
+_NOT_ON_A_RERUN = ("numpy.ma", "email.utils", "importlib.metadata", "difflib", "uuid", "onnxruntime", "tokenizers")
+
+
+def test_a_cached_eval_rerun_imports_nothing_it_does_not_use(caches, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), CHRONORANK_REGEX_CACHE=str(tmp_path / "regex"))
+    args = ["eval", "--corpus", str(EXAMPLES / "corpus.jsonl"), "--queries", str(EXAMPLES / "queries.jsonl"),
+            "--embedder", "none"]
+    code = (
+        "import contextlib, io, json, sys\nfrom chronorank.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    main({args!r})\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            for _ in range(2)]
+    assert _entries(caches), "the first run saved its index"
+    loaded = set(json.loads(runs[1].stdout.strip().splitlines()[-1]))
+    assert not loaded & set(_NOT_ON_A_RERUN), sorted(loaded & set(_NOT_ON_A_RERUN))

