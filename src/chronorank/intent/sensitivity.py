@@ -23,8 +23,11 @@ project's own intent set; :func:`fit_sensitivity` refits them on your own labell
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
+import os
 import re
 import threading
 import zlib
@@ -35,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from chronorank._recache import regex_cache_dir
 from chronorank.errors import InvalidInput
 from chronorank.intent.lang import Language
 
@@ -180,8 +184,16 @@ class SensitivityModel:
     @classmethod
     def load(cls, path: str | Path) -> SensitivityModel:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read time-sensitivity weights from {str(path)!r}: {exc}") from None
+        key = hashlib.sha256(f"{_CACHE_FORMAT}\0{FORMAT}\0{HASH_BITS}\0".encode() + raw).hexdigest()
+        cached = _cache_read(key)
+        if cached is not None:
+            return cls(weights=cached[0], bias=cached[1], meta=cached[2])
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidInput(f"cannot read time-sensitivity weights from {str(path)!r}: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("hash_bits") != HASH_BITS:
             raise InvalidInput(f"{str(path)!r} is not a {FORMAT} file with hash_bits={HASH_BITS}")
@@ -190,7 +202,67 @@ class SensitivityModel:
         # one fancy assignment, not 13k scalar ones (3 ms of every process's first query)
         w[np.fromiter(map(int, weights), dtype=np.intp, count=len(weights))] = np.fromiter(
             map(float, weights.values()), dtype=np.float64, count=len(weights))
-        return cls(weights=w, bias=float(data["bias"]), meta=data.get("meta") or {})
+        model = cls(weights=w, bias=float(data["bias"]), meta=data.get("meta") or {})
+        _cache_write(key, model)
+        return model
+
+
+# The shipped weights are 13k JSON numbers: parsing them is ~9 ms of every process's first
+# query, most of a cached rerun of ``chronorank eval`` above its imports. The parsed array is
+# kept in the regex cache's folder (chronorank._recache: compiled forms of shipped data), named
+# by the sha256 of the file's bytes, with the sha256 of the array beside it: a file that is
+# missing, damaged or of another size is a miss (parsed again and rewritten). Off with it.
+_CACHE_FORMAT = "chronorank.sensitivity-cache/1"
+
+
+def _cache_path(key: str) -> Path | None:
+    root = regex_cache_dir()
+    return None if root is None else root / f"{key[:40]}.weights"
+
+
+def _cache_read(key: str) -> tuple[np.ndarray, float, dict[str, Any]] | None:
+    path = _cache_path(key)
+    if path is None:
+        return None
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        head, sep, body = blob.partition(b"\n")
+        meta = json.loads(head)
+        if not sep or meta.get("key") != key or len(body) != DIM * 8:
+            raise ValueError("another file")
+        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
+            raise ValueError("damaged")
+        bias, info = meta["bias"], meta["meta"]
+        if not isinstance(bias, float) or not isinstance(info, dict):
+            raise ValueError("malformed")
+        return np.frombuffer(body, dtype="<f8").astype(np.float64), bias, info
+    except Exception:  # noqa: BLE001 - any damage is a miss
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+
+def _cache_write(key: str, model: SensitivityModel) -> None:
+    path = _cache_path(key)
+    if path is None:
+        return
+    try:
+        body = np.ascontiguousarray(model.weights, dtype="<f8").tobytes()
+        head = json.dumps({"key": key, "bias": float(model.bias), "meta": model.meta,
+                           "sha256": hashlib.sha256(body).hexdigest()}, ensure_ascii=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{os.urandom(16).hex()}.tmp")
+        try:
+            tmp.write_bytes(head.encode("utf-8") + b"\n" + body)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    except (OSError, TypeError, ValueError):
+        pass  # a read-only or full disk: the cache is an optimisation only
 
 
 _default: SensitivityModel | None = None
