@@ -102,17 +102,13 @@ def _build(source: str, meta: dict[str, Any], code: list[int]) -> re.Pattern[str
 
 
 def _load(path: Path, source: str, flags: int) -> re.Pattern[str] | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
+    entry = read_entry(path)
+    if entry is None:
         return None
+    meta, body = entry
     try:
-        head, sep, body = data.partition(b"\n")
-        meta = json.loads(head)
-        if not sep or meta.get("source") != source or meta.get("input_flags") != int(flags):
+        if meta.get("source") != source or meta.get("input_flags") != int(flags):
             raise ValueError("another pattern")
-        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
-            raise ValueError("damaged program")  # _sre validates structure, not that it is this pattern's
         code = array(_CODE_TYPE)
         code.frombytes(body)
         return _build(source, meta, code.tolist())
@@ -124,11 +120,37 @@ def _load(path: Path, source: str, flags: int) -> re.Pattern[str] | None:
 
 def _store(root: Path, path: Path, entry: tuple[dict[str, Any], list[int]]) -> None:
     meta, code = entry
+    with contextlib.suppress(OverflowError, TypeError, ValueError):
+        write_entry(path, meta, array(_CODE_TYPE, code).tobytes())
+
+
+def read_entry(path: Path) -> tuple[dict[str, Any], bytes] | None:
+    """A cache file's JSON head and its body, when the body matches the sha256 the head gives
+    (``_sre`` validates a program's structure, not that it is this pattern's); a file that is
+    missing, unreadable or damaged is None (and removed)."""
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = root / f".{os.urandom(16).hex()}.tmp"
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        head, sep, body = data.partition(b"\n")
+        meta = json.loads(head)
+        if not sep or not isinstance(meta, dict) or meta.get("sha256") != hashlib.sha256(body).hexdigest():
+            raise ValueError("damaged")
+        return meta, body
+    except Exception:  # noqa: BLE001 - any damage (truncation, bad JSON) is a miss
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+
+def write_entry(path: Path, meta: dict[str, Any], body: bytes) -> None:
+    """Write ``meta`` (a JSON head, with the body's sha256 added) and ``body`` to ``path``
+    atomically; a read-only or full disk writes nothing (the cache is an optimisation only)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{os.urandom(16).hex()}.tmp")
         try:
-            body = array(_CODE_TYPE, code).tobytes()
             head = json.dumps({**meta, "sha256": hashlib.sha256(body).hexdigest()})
             with open(tmp, "wb") as fh:
                 fh.write(head.encode("utf-8", "surrogatepass") + b"\n")
@@ -137,5 +159,5 @@ def _store(root: Path, path: Path, entry: tuple[dict[str, Any], list[int]]) -> N
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    except (OSError, OverflowError, TypeError, ValueError):
-        pass  # a read-only or full disk: the cache is an optimisation only
+    except (OSError, TypeError, ValueError):
+        pass

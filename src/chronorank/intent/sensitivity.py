@@ -23,11 +23,9 @@ project's own intent set; :func:`fit_sensitivity` refits them on your own labell
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 import threading
 import zlib
@@ -38,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from chronorank._recache import regex_cache_dir
+from chronorank._recache import read_entry, regex_cache_dir, write_entry
 from chronorank.errors import InvalidInput
 from chronorank.intent.lang import Language
 
@@ -208,10 +206,11 @@ class SensitivityModel:
 
 
 # The shipped weights are 13k JSON numbers: parsing them is ~9 ms of every process's first
-# query, most of a cached rerun of ``chronorank eval`` above its imports. The parsed array is
+# query, a cached rerun of ``chronorank eval`` included. The parsed array is
 # kept in the regex cache's folder (chronorank._recache: compiled forms of shipped data), named
 # by the sha256 of the file's bytes, with the sha256 of the array beside it: a file that is
-# missing, damaged or of another size is a miss (parsed again and rewritten). Off with it.
+# missing, damaged or of another size is a miss (parsed again and rewritten). Off with the
+# regex cache (``CHRONORANK_REGEX_CACHE=off``).
 _CACHE_FORMAT = "chronorank.sensitivity-cache/1"
 
 
@@ -222,47 +221,21 @@ def _cache_path(key: str) -> Path | None:
 
 def _cache_read(key: str) -> tuple[np.ndarray, float, dict[str, Any]] | None:
     path = _cache_path(key)
-    if path is None:
+    entry = None if path is None else read_entry(path)
+    if entry is None:
         return None
-    try:
-        blob = path.read_bytes()
-    except OSError:
-        return None
-    try:
-        head, sep, body = blob.partition(b"\n")
-        meta = json.loads(head)
-        if not sep or meta.get("key") != key or len(body) != DIM * 8:
-            raise ValueError("another file")
-        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
-            raise ValueError("damaged")
-        bias, info = meta["bias"], meta["meta"]
-        if not isinstance(bias, float) or not isinstance(info, dict):
-            raise ValueError("malformed")
-        return np.frombuffer(body, dtype="<f8").astype(np.float64), bias, info
-    except Exception:  # noqa: BLE001 - any damage is a miss
-        with contextlib.suppress(OSError):
-            path.unlink()
-        return None
+    meta, body = entry
+    bias, info = meta.get("bias"), meta.get("meta")
+    if meta.get("key") != key or len(body) != DIM * 8 or not isinstance(bias, float) or not isinstance(info, dict):
+        return None  # another file's or a malformed entry: parsed again and rewritten
+    return np.frombuffer(body, dtype="<f8").astype(np.float64), bias, info
 
 
 def _cache_write(key: str, model: SensitivityModel) -> None:
     path = _cache_path(key)
-    if path is None:
-        return
-    try:
+    if path is not None:
         body = np.ascontiguousarray(model.weights, dtype="<f8").tobytes()
-        head = json.dumps({"key": key, "bias": float(model.bias), "meta": model.meta,
-                           "sha256": hashlib.sha256(body).hexdigest()}, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{os.urandom(16).hex()}.tmp")
-        try:
-            tmp.write_bytes(head.encode("utf-8") + b"\n" + body)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-    except (OSError, TypeError, ValueError):
-        pass  # a read-only or full disk: the cache is an optimisation only
+        write_entry(path, {"key": key, "bias": float(model.bias), "meta": model.meta}, body)
 
 
 _default: SensitivityModel | None = None
