@@ -16,6 +16,8 @@ not match the sha256 stored beside it, or a program
 rewritten. Off with ``CHRONORANK_REGEX_CACHE=off`` (or ``0``), and on any Python without
 ``_sre`` (not CPython), where it is ``re.compile``. Where: ``$CHRONORANK_REGEX_CACHE`` if
 it names a directory, else ``$XDG_CACHE_HOME/chronorank/regex`` (``~/.cache/...``).
+The folder also keeps the parsed time-sensitivity weights (:mod:`chronorank.intent.sensitivity`),
+in the same file format (:func:`read_entry` / :func:`write_entry`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compile_cached", "regex_cache_dir"]
+__all__ = ["compile_cached", "read_entry", "regex_cache_dir", "write_entry"]
 
 try:  # CPython internals; anything else falls back to re.compile
     import _sre
