@@ -370,6 +370,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
     }
     when_literals = " ".join(f.template for f in forms)
     stem_masks: dict[int, dict[str, int]] = {}
+    literal_memo: dict[Any, set[str]] = {}  # the tables live as long as this compile: ids stay unique
     digit_mask = anyword_mask = 0
     for i, spec in enumerate(pattern_specs):
         kind = str(spec.get("kind"))
@@ -387,7 +388,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         if names & {"when", "date", "bare"}:
             texts.append(when_literals)
             used += [tables["month"], tables["season"], tables["ord"]]
-        for w in _literals(texts, used):
+        for w in _literals(texts, used, literal_memo):
             stem_masks.setdefault(len(w), {}).setdefault(w, 0)
             stem_masks[len(w)][w] |= 1 << i
         if names - {"month", "season", "rel", "dayword", "edition", "unit", "nameword"} or "\\d" in template:
@@ -439,14 +440,22 @@ _REGEX_NOISE = re.compile(r"\\.|\{[a-z_]+[0-9]?\}|\{\d+(?:,\d*)?\}|\(\?[-a-zA-Z]
 _LITERAL = re.compile(r"[^\W\d_]+")
 
 
-def _literals(templates: list[str], tables: list[Any]) -> set[str]:
-    """Every literal word run in the templates and every word form in the tables, lower-cased."""
+def _literals(templates: list[str], tables: list[Any], memo: dict[Any, set[str]] | None = None) -> set[str]:
+    """Every literal word run in the templates and every word form in the tables, lower-cased.
+    ``memo`` (one language's compile) keeps each template's and table's words: most patterns
+    draw on the same month, ordinal and "when" tables (a third of a language's compile)."""
+    memo = {} if memo is None else memo
     found: set[str] = set()
     for t in templates:
-        found.update(w.lower() for w in _LITERAL.findall(_REGEX_NOISE.sub(" ", t)))
+        words = memo.get(t)
+        if words is None:
+            words = memo[t] = {w.lower() for w in _LITERAL.findall(_REGEX_NOISE.sub(" ", t))}
+        found |= words
     for table in tables:
-        for key in table:
-            found.update(w.lower() for w in _LITERAL.findall(str(key)))
+        words = memo.get(id(table))
+        if words is None:
+            words = memo[id(table)] = {w.lower() for key in table for w in _LITERAL.findall(str(key))}
+        found |= words
     return found
 
 
