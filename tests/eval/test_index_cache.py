@@ -147,8 +147,10 @@ def test_only_the_most_recently_used_entries_are_kept(caches, monkeypatch):
 
 # what a cached rerun must not import: each is only for a path the rerun does not take
 # (numpy.ma: np.quantile / np.median / plain np.unique; email and importlib.metadata: an
-# RFC 2822 date, a package version; difflib, uuid: an error hint, a save), and no engine
-_NOT_ON_A_RERUN = ("numpy.ma", "email.utils", "importlib.metadata", "difflib", "uuid", "onnxruntime", "tokenizers")
+# RFC 2822 date, a package version; difflib, uuid, zoneinfo: an error hint, a save, an IANA
+# zone name), and no engine
+_NOT_ON_A_RERUN = ("numpy.ma", "email.utils", "importlib.metadata", "difflib", "uuid", "zoneinfo", "onnxruntime",
+                   "tokenizers")
 
 
 def test_a_cached_eval_rerun_imports_nothing_it_does_not_use(caches, tmp_path):

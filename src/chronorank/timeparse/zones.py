@@ -8,7 +8,6 @@ import functools
 import re
 from datetime import timedelta, timezone, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -27,6 +26,10 @@ def _tz_from_name(name: str) -> tzinfo:
         if hours <= 23 and minutes <= 59:
             sign = -1 if m.group(1) == "-" else 1
             return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+    # imported here: zoneinfo (and its tzpath search) is ~2 ms of every process start, and
+    # most name no zone or UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
         return ZoneInfo(key)
