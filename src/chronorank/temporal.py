@@ -278,7 +278,7 @@ class TemporalPlan:
 def median_of(values: np.ndarray) -> float:
     """``float(np.median(values))`` of a 1-D array, bit for bit (float32 / float64: the middle
     value, or the two middle ones' sum halved in the array's dtype, as ``np.mean`` does; NaN if
-    any is), without what ``np.median`` imports on its first call: ``numpy.ma``, 7-10 ms of a
+    any is), without what ``np.median`` imports on its first call: ``numpy.ma``, ~7 ms of a
     cached rerun of ``chronorank eval`` (benchmarks/embed_cache.py). Other dtypes: np.median."""
     if values.ndim != 1 or values.dtype not in (np.float32, np.float64) or not values.shape[0]:
         return float(np.median(values))

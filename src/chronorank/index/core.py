@@ -1240,7 +1240,7 @@ def _quantile_linear(values: np.ndarray, q: float) -> float:
     """``float(np.quantile(values, q))`` (method ``linear``, float64, no NaN, 0 <= q <= 1),
     with numpy's own arithmetic step for step -- bit-identical -- but without the
     ``numpy.ma`` that ``np.quantile`` imports (np.unique, its partition, asks ``np.ma``):
-    10-20 ms of a cached rerun of ``chronorank eval`` (benchmarks/embed_cache.py)."""
+    ~7 ms of a cached rerun of ``chronorank eval`` (benchmarks/embed_cache.py)."""
     n = values.shape[0]
     virtual = (n - 1) * float(q)
     if virtual >= n - 1:
