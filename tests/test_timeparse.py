@@ -483,7 +483,8 @@ _BAD_ROWS = ["2023-02-29T00:00:00Z", "2024-02-30T12:00:00Z", "2024-04-31T12:00:0
              "2024-01-01X12:00:00Z", "2024/01/01T12:00:00Z", "2024-01-01T12-00-00Z", "0000-01-01T00:00:00Z",
              "２０２４-01-01T12:00:00Z", "2024-01-01T12:00:00,5Q", "2024-01-01T12:00:00*02:00",
              "2024-01-01T12:00:00,02:00", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00",
-             "2024-01-01t12:00:00Z", "2024-01-01 12:00:00Z", "2024-01-01T12:00:00.Z", "2024-01-01T1:00:00Z"]
+             "2024-01-01t12:00:00Z", "2024-01-01 12:00:00Z", "2024-01-01T12:00:00.Z", "2024-01-01T1:00:00Z",
+             "2024-01-01\x0012:00:00Z"]
 
 
 def _shaped_column(rng, n, tails, seps="T"):
@@ -533,3 +534,5 @@ def test_iso_shaped_path_takes_clean_groups_and_only_those():
     got = parse_times(values)
     assert np.isnan(got[_CHUNK + 3])
     np.testing.assert_array_equal(np.delete(got, _CHUNK + 3)[:: 89], [to_epoch(v) for v in np.delete(values, _CHUNK + 3)[:: 89]])
+    # a NUL is no date-time separator (the block reader once read it as a space)
+    assert np.isnan(parse_times(["2000-01-01\x0000:00:00"] * 3)).all()

@@ -239,8 +239,8 @@ def _iso_timestamp_block(
     tlen = ends - starts - 19  # the tail after "YYYY-MM-DDTHH:MM:SS"
     # a short row's window runs into the next value: harmless, its tlen rejects it
     win = _byte_rows(buf, 32)[starts].view(np.uint8).reshape(n, 32)
-    sep = win[:, 10] | 32  # T, t and space all become 116 or 32
-    t_ok = (sep == 116) | (sep == 32)
+    sep = win[:, 10] | 32  # T, t and space all become 116 or 32 (and NUL 32: not a separator)
+    t_ok = ((sep == 116) | (sep == 32)) & (win[:, 10] != 0)
     c0 = win[:, 19]
     dot = (c0 == 46) | (c0 == 44)  # a fraction's [.,]
     # one flat subtraction of a tiled template, in place (the gather is a fresh copy): digits
@@ -367,18 +367,19 @@ def _iso_by_shape(
         lo = hi
     for a, b in left:
         fields[:, a:b] = _DUMMY_FIELDS[:, None]
-    ym = fields[0].astype(np.int64) - 1
-    month, day, hh, oh, neg, tod, off, frac = fields[1:]
-    ok = (month >= 1) & (month <= 12) & (hh <= 23) & (oh <= 23) & (day >= 1)
-    ok &= day <= _MONTH_LEN_F.take(ym, mode="clip")  # year 0: no days
+    idx = fields[0].astype(np.int64)  # year * 20 + month: months 0-19 (their tens digit <= 1)
+    day0, neg, tod, off, frac = fields[1:]
+    day0 -= 1
+    ok = (day0 < _MONTH20_LEN.take(idx)) & (day0 >= 0)  # months 0, 13-19 and year 0 have no days
+    ok &= np.maximum(tod, off) < 86400  # hours <= 23 (minutes' and seconds' tens are <= 5)
     # seconds past the month's start (exact in float32: below 2**24), then microseconds
     # (exact in float64: below 2**53)
-    off *= 1 - 2 * neg
+    np.subtract(1, neg, out=neg)  # the sign: 1 or -1
+    off *= neg
     tod -= off
-    day -= 1
-    day *= 86400
-    tod += day
-    start_us = _MONTH_START_US.take(ym, mode="clip") + (tod.astype(np.float64) * 1e6 + frac).astype(np.int64)
+    day0 *= 86400
+    tod += day0
+    start_us = _MONTH20_START_US.take(idx) + (tod.astype(np.float64) * 1e6 + frac).astype(np.int64)
     ok &= (start_us - _MIN_US).view(np.uint64) < np.uint64(_MAX_US - _MIN_US)
     out = start_us / _US
     if left:
@@ -391,10 +392,10 @@ def _iso_by_shape(
 
 
 _MAX_SHAPES = 8
-# the fields one product reads: year * 12 + month, month, day, hour, offset hours, offset sign
-# (1 for '-'), seconds of the day, offset seconds, microseconds
-_NF = 9
-_DUMMY_FIELDS = np.array([1970 * 12 + 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+# the fields one product reads: year * 20 + month, day, the offset's sign byte less '+' (0 or
+# 2), seconds of the day, offset seconds, microseconds
+_NF = 6
+_DUMMY_FIELDS = np.array([1970 * 20 + 1, 1, 0, 0, 0, 0], dtype=np.float32)
 _SHAPE = re.compile(
     rb"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}"
     rb"(?:[.,]([0-9]{1,9}))?(?:([Zz])|([+-])[0-9]{2}(?:(:?)[0-9]{2})?)?"
@@ -413,26 +414,23 @@ def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, int] 
     template = np.frombuffer(bytes(b if not 48 <= b <= 57 else 48 for b in text), dtype=np.uint8).copy()
     limit = np.where(template == 48, 9, 0).astype(np.uint8)
     w = np.zeros((width, _NF), dtype=np.float32)
-    w[[0, 1, 2, 3, 5, 6], 0] = (12000, 1200, 120, 12, 10, 1)
-    w[[5, 6], 1] = (10, 1)
-    w[[8, 9], 2] = (10, 1)
-    w[[11, 12], 3] = (10, 1)
-    w[[11, 12, 14, 15, 17, 18], 6] = (36000, 3600, 600, 60, 10, 1)
-    limit[[14, 17]] = 5
+    w[[0, 1, 2, 3, 5, 6], 0] = (20000, 2000, 200, 20, 10, 1)
+    w[[8, 9], 1] = (10, 1)
+    w[[11, 12, 14, 15, 17, 18], 3] = (36000, 3600, 600, 60, 10, 1)
+    limit[[5, 14, 17]] = (1, 5, 5)
     if m.group(1) is not None:
         for j in range(min(6, len(m.group(1)))):
-            w[20 + j, 8] = 10 ** (5 - j)
+            w[20 + j, 5] = 10 ** (5 - j)
     sign = -1
     if m.group(3) is not None:
         sign = m.start(3)
         template[sign] = 43  # '+' leaves 0, '-' 2, anything else fails the limit or the ',' check
         limit[sign] = 2
-        w[sign, 5] = 0.5
-        w[[sign + 1, sign + 2], 4] = (10, 1)
-        w[[sign + 1, sign + 2], 7] = (36000, 3600)
+        w[sign, 2] = 1  # 0 for '+', 2 for '-'
+        w[[sign + 1, sign + 2], 4] = (36000, 3600)
         if width > sign + 3:
             mins = sign + 3 + len(m.group(4))
-            w[[mins, mins + 1], 7] += (600, 60)
+            w[[mins, mins + 1], 4] += (600, 60)
             limit[mins] = 5
     naive = m.group(2) is None and m.group(3) is None
     return np.tile(template, _CHUNK), np.tile(limit, _CHUNK), np.ascontiguousarray(w.T), naive, sign
@@ -468,8 +466,11 @@ _MONTH_LEN = (_DIM_VEC[_M12] + ((_M12 == 2) & (_Y12 % 4 == 0) & ((_Y12 % 100 != 
 _MONTH_LEN = np.where(_Y12 == 0, 0, _MONTH_LEN).astype(np.uint64)
 _MONTH_START_S = _days_from_civil_vec(np.maximum(_Y12, 1), _M12, np.ones_like(_Y12)) * 86400
 _MONTH_START = _MONTH_START_S.astype(np.float64)
-_MONTH_START_US = _MONTH_START_S * _US
-_MONTH_LEN_F = _MONTH_LEN.astype(np.float32)
+# the same per year * 20 + month, months 0 and 13-19 of no days (the shaped reader's index)
+_MONTH20_LEN = np.zeros(200000, dtype=np.float32)
+_MONTH20_LEN.reshape(10000, 20)[:, 1:13] = _MONTH_LEN.reshape(10000, 12)
+_MONTH20_START_US = np.zeros(200000, dtype=np.int64)
+_MONTH20_START_US.reshape(10000, 20)[:, 1:13] = (_MONTH_START_S * _US).reshape(10000, 12)
 del _Y12, _M12
 # full timestamps: the 19-character head "YYYY-MM-DDTHH:MM:SS" (column 10, the T, is checked
 # on its own)
