@@ -342,7 +342,7 @@ def _iso_by_shape(
     order = np.argsort(key, kind="stable") if keys.shape[0] > 1 else None
     heads = starts if order is None else starts[order]
     bounds = np.cumsum(counts[keys]).tolist()
-    fields = np.empty((_NF, n), dtype=np.float32)  # one row per field: contiguous reads after
+    fields = np.empty((n, _NF), dtype=np.float32)
     left = []
     lo = 0
     for k, hi in zip(keys.tolist(), bounds):
@@ -352,25 +352,27 @@ def _iso_by_shape(
             left.append((lo, hi))
             lo = hi
             continue
-        template, limit, weights, _, sign = shape
+        template, limit, weights = shape[:3]
         windows = _byte_rows(buf, width)
-        for a in range(lo, hi, _CHUNK):  # blocks: one product stays single-threaded
-            b = min(hi, a + _CHUNK)
+        step = _BLAS_ONE_THREAD // (width * _NF)
+        for a in range(lo, hi, step):
+            b = min(hi, a + step)
             flat = windows[heads[a:b]].view(np.uint8)  # a fresh copy: changed in place
             m = flat.shape[0]
             flat -= template[:m]  # digits become 0-9 (others wrap above), fixed bytes 0, a sign 0 or 2
             d = flat.reshape(-1, width)
-            if not (flat <= limit[:m]).all() or (sign >= 0 and (d[:, sign] == 1).any()):
-                left.append((a, b))  # (',' - '+' is 1: no sign)
+            if not (flat <= limit[:m]).all():
+                left.append((a, b))
                 continue
-            fields[:, a:b] = weights @ d.astype(np.float32).T
+            np.matmul(d.astype(np.float32), weights, out=fields[a:b])
         lo = hi
     for a, b in left:
-        fields[:, a:b] = _DUMMY_FIELDS[:, None]
-    idx = fields[0].astype(np.int64)  # year * 20 + month: months 0-19 (their tens digit <= 1)
-    day0, neg, tod, off, frac = fields[1:]
+        fields[a:b] = _DUMMY_FIELDS
+    idx = fields[:, 0].astype(np.int64)  # year * 20 + month: months 0-19 (their tens digit <= 1)
+    day0, neg, tod, off, frac = (fields[:, k] for k in range(1, _NF))
     day0 -= 1
     ok = (day0 < _MONTH20_LEN.take(idx)) & (day0 >= 0)  # months 0, 13-19 and year 0 have no days
+    ok &= neg != 1  # ',' at the sign's place (',' - '+')
     ok &= np.maximum(tod, off) < 86400  # hours <= 23 (minutes' and seconds' tens are <= 5)
     # seconds past the month's start (exact in float32: below 2**24), then microseconds
     # (exact in float64: below 2**53)
@@ -392,6 +394,9 @@ def _iso_by_shape(
 
 
 _MAX_SHAPES = 8
+# OpenBLAS runs a product of m * n * k <= 65536 * 4 multiply-adds on one thread; a bigger one
+# goes multi-threaded, and on a busy machine waits for its second thread (tens of ms, not us)
+_BLAS_ONE_THREAD = 65536 * 4
 # the fields one product reads: year * 20 + month, day, the offset's sign byte less '+' (0 or
 # 2), seconds of the day, offset seconds, microseconds
 _NF = 6
@@ -403,10 +408,11 @@ _SHAPE = re.compile(
 
 
 @functools.lru_cache(maxsize=16)
-def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, int] | None:
-    """A timestamp's template: (bytes to subtract, the largest value each may leave, the
-    product's weights, naive, the offset sign's column or -1). Minutes' and seconds' tens are limited to 5 here, so the
-    product needs no minute or second columns; hours, months and days are checked after it."""
+def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
+    """A timestamp's template: (bytes to subtract, the largest value each may leave -- both
+    tiled for ``_CHUNK`` rows -- the product's weights, naive). Month tens are limited to 1,
+    minutes' and seconds' tens to 5, so the product needs no month, hour, minute or second
+    columns: days and hours are checked after it, against month tables and 86400 seconds."""
     m = _SHAPE.fullmatch(text)
     if m is None:
         return None
@@ -421,10 +427,9 @@ def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, int] 
     if m.group(1) is not None:
         for j in range(min(6, len(m.group(1)))):
             w[20 + j, 5] = 10 ** (5 - j)
-    sign = -1
     if m.group(3) is not None:
         sign = m.start(3)
-        template[sign] = 43  # '+' leaves 0, '-' 2, anything else fails the limit or the ',' check
+        template[sign] = 43  # '+' leaves 0, '-' 2, ',' 1 (rejected after the product)
         limit[sign] = 2
         w[sign, 2] = 1  # 0 for '+', 2 for '-'
         w[[sign + 1, sign + 2], 4] = (36000, 3600)
@@ -433,7 +438,7 @@ def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, int] 
             w[[mins, mins + 1], 4] += (600, 60)
             limit[mins] = 5
     naive = m.group(2) is None and m.group(3) is None
-    return np.tile(template, _CHUNK), np.tile(limit, _CHUNK), np.ascontiguousarray(w.T), naive, sign
+    return np.tile(template, _CHUNK), np.tile(limit, _CHUNK), w, naive
 
 
 def _unaligned_words(rows: np.ndarray, col: int) -> np.ndarray:
