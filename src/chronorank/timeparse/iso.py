@@ -347,7 +347,8 @@ def _iso_by_shape(
     lo = 0
     for k, hi in zip(keys.tolist(), bounds):
         width = k & 63
-        shape = _shape(buf[heads[lo] : heads[lo] + width].tobytes()) if 19 <= width <= 35 else None
+        first = buf[heads[lo] : heads[lo] + width].tobytes().translate(_DIGITS_TO_ZERO)  # the cache key
+        shape = _shape(first) if 19 <= width <= 35 else None
         if shape is None or (shape[3] and tzi is not _UTC):  # naive rows: the block path localises
             left.append((lo, hi))
             lo = hi
@@ -407,17 +408,21 @@ _SHAPE = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=16)
+_DIGITS_TO_ZERO = bytes(48 if 48 <= b <= 57 else b for b in range(256))
+
+
+@functools.lru_cache(maxsize=32)
 def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
-    """A timestamp's template: (bytes to subtract, the largest value each may leave -- both
-    tiled for ``_CHUNK`` rows -- the product's weights, naive). Month tens are limited to 1,
+    """The template of a timestamp whose digits are all '0' (one per shape, however many
+    columns pass): (bytes to subtract, the largest value each may leave -- both tiled for
+    one product's rows -- the product's weights, naive). Month tens are limited to 1,
     minutes' and seconds' tens to 5, so the product needs no month, hour, minute or second
     columns: days and hours are checked after it, against month tables and 86400 seconds."""
     m = _SHAPE.fullmatch(text)
     if m is None:
         return None
     width = len(text)
-    template = np.frombuffer(bytes(b if not 48 <= b <= 57 else 48 for b in text), dtype=np.uint8).copy()
+    template = np.frombuffer(text, dtype=np.uint8).copy()
     limit = np.where(template == 48, 9, 0).astype(np.uint8)
     w = np.zeros((width, _NF), dtype=np.float32)
     w[[0, 1, 2, 3, 5, 6], 0] = (20000, 2000, 200, 20, 10, 1)
@@ -438,7 +443,8 @@ def _shape(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | Non
             w[[mins, mins + 1], 4] += (600, 60)
             limit[mins] = 5
     naive = m.group(2) is None and m.group(3) is None
-    return np.tile(template, _CHUNK), np.tile(limit, _CHUNK), w, naive
+    rows = _BLAS_ONE_THREAD // (width * _NF)
+    return np.tile(template, rows), np.tile(limit, rows), w, naive
 
 
 def _unaligned_words(rows: np.ndarray, col: int) -> np.ndarray:
