@@ -470,3 +470,69 @@ def test_iso_timestamp_blocks_of_mixed_lengths():
     scalar = np.array([to_epoch(v) for v in values])
     np.testing.assert_array_equal(got, scalar)
     assert np.isnan(got[_TS_CHUNK - 1]) and np.isfinite(np.delete(got, _TS_CHUNK - 1)).all()
+
+
+# columns of a few shapes take _iso_by_shape: each group of rows of one length checked against
+# its first row's template. It must agree to the bit with the general path, whatever the mix.
+
+_SHAPE_TAILS = ["", "Z", "z", "+02:00", "-05:30", "+0530", "-11", ".5Z", ",25+01:00", ".123Z", ".123456Z",
+                ".123456789-23:59", ".1234567+0000", ".000001z", ".9-00"]
+_BAD_ROWS = ["2023-02-29T00:00:00Z", "2024-02-30T12:00:00Z", "2024-04-31T12:00:00Z", "2024-13-01T00:00:00Z",
+             "2024-00-01T00:00:00Z", "2024-01-00T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T23:60:00Z",
+             "2024-01-01T23:59:60Z", "2024-01-01T12:00:00+24:00", "2024-01-01T12:00:00+05:60",
+             "2024-01-01X12:00:00Z", "2024/01/01T12:00:00Z", "2024-01-01T12-00-00Z", "0000-01-01T00:00:00Z",
+             "２０２４-01-01T12:00:00Z", "2024-01-01T12:00:00,5Q", "2024-01-01T12:00:00*02:00",
+             "2024-01-01T12:00:00,02:00", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00",
+             "2024-01-01t12:00:00Z", "2024-01-01 12:00:00Z", "2024-01-01T12:00:00.Z", "2024-01-01T1:00:00Z",
+             "2024-01-01\x0012:00:00Z"]
+
+
+def _shaped_column(rng, n, tails, seps="T"):
+    secs = rng.integers(-62_135_596_800 + 86400 * 2, 253_402_300_799 - 86400 * 2, n)
+    base = np.datetime_as_string(secs.astype("datetime64[s]"), unit="s")
+    sep = np.array(list(seps))[rng.integers(0, len(seps), n)]
+    tail = np.array(tails)[rng.integers(0, len(tails), n)]
+    return [b[:10] + s + b[11:] + t for b, s, t in zip(base.tolist(), sep.tolist(), tail.tolist())]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.sampled_from(_SHAPE_TAILS), min_size=1, max_size=5, unique=True),
+       st.sampled_from(["T", "t", " ", "Tt "]), st.lists(st.sampled_from(_BAD_ROWS), max_size=3),
+       st.sampled_from(["UTC", "Europe/Paris"]), st.sampled_from(["start", "end"]))
+def test_iso_shaped_path_agrees_with_general(seed, tails, seps, bad, tz, anchor):
+    from chronorank.timeparse import _batch_strings, resolve_tz
+
+    rng = np.random.default_rng(seed)
+    values = _shaped_column(rng, 300, tails, seps)
+    for b in bad:  # bad rows anywhere, also first (their group's template)
+        values.insert(int(rng.integers(0, len(values) + 1)), b)
+    got = parse_times(values, tz=tz, anchor=anchor)
+    general = _batch_strings(list(values), resolve_tz(tz), None, anchor, False)
+    np.testing.assert_array_equal(got.view(np.int64), general.view(np.int64))
+    some = rng.choice(len(values), 40, replace=False)
+    scalar = np.array([to_epoch(values[i], tz=tz, anchor=anchor) for i in some])
+    np.testing.assert_array_equal(got[some].view(np.int64), scalar.view(np.int64))
+
+
+def test_iso_shaped_path_takes_clean_groups_and_only_those():
+    from chronorank.timeparse import _iso_timestamps
+    from chronorank.timeparse.iso import _CHUNK, _iso_by_shape
+
+    rng = np.random.default_rng(3)
+    values = _shaped_column(rng, 2 * _CHUNK + 500, ["Z", "+02:00", ".123456Z", ".5-05:30"])
+    raw = ("\n".join(values)).encode("ascii")
+    buf = np.frombuffer(b"\n" + raw + b"\n" * 40, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)[: len(values) + 1]
+    out, ok, rest = _iso_by_shape(buf, nl[:-1] + 1, nl[1:], UTC)
+    assert ok.all() and rest.shape[0] == 0
+    ref = np.array([to_epoch(v) for v in values[:: 97]])
+    np.testing.assert_array_equal(out[:: 97], ref)
+    # one bad row sends its block (and only it) to the general reader
+    values[_CHUNK + 3] = "2024-02-30T12:00:00Z"
+    stamps = _iso_timestamps(values, UTC)
+    assert stamps is not None and not stamps[1][_CHUNK + 3] and stamps[1].sum() == len(values) - 1
+    got = parse_times(values)
+    assert np.isnan(got[_CHUNK + 3])
+    np.testing.assert_array_equal(np.delete(got, _CHUNK + 3)[:: 89], [to_epoch(v) for v in np.delete(values, _CHUNK + 3)[:: 89]])
+    # a NUL is no date-time separator (the block reader once read it as a space)
+    assert np.isnan(parse_times(["2000-01-01\x0000:00:00"] * 3)).all()
