@@ -14,6 +14,7 @@ once at its start, so it sees either the old state or the new one, never a mix.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -1044,23 +1045,84 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
 
 
 #: Below this many vector entries (about 21,800 documents at 384 dimensions) the query's
-#: mat-vec runs on the calling thread (one dot product per row) instead of BLAS's threaded
-#: gemv. Waking BLAS threads costs more than the whole product at this size, and far more
-#: right after an embedder's own threads ran: at 2,062 documents the gemv took 10-12 ms
-#: straight after the MiniLM query embedding against 0.03 ms on its own, the ~10 ms a
-#: dense query lost (benchmarks/index_speed.py, ``dense_small``). Above it the threaded
-#: gemv is the baseline the exact search is measured against.
+#: mat-vec runs on the calling thread alone. Waking a second thread costs more than the
+#: whole product at this size, and far more right after an embedder's own threads ran: at
+#: 2,062 documents BLAS's threaded gemv took 10-12 ms straight after the MiniLM query
+#: embedding against 0.03 ms on its own, the ~10 ms a dense query lost
+#: (benchmarks/index_speed.py, ``dense_small``). Above it the rows are split between the
+#: calling thread and one worker (``_MatVec``), as BLAS splits its gemv.
 SMALL_MATVEC = 1 << 23
 
 
+class _MatVec:
+    """``vectors @ q`` as numpy's per-row dot products (``np.vecdot``), the row chunks taken in
+    turn by the calling thread and one worker thread shared by every search.
+
+    OpenBLAS's threaded sgemv -- what ``vectors @ q`` runs -- was slower than this on the
+    2-core machine at every size measured (benchmarks/index_speed.py, the same run: 100k x
+    384 quiet 6.5 ms against 5.3 ms for one thread's row dots; with the second core busy
+    16-31 ms against 9-10 ms; 1M loaded 166 ms against 65 ms for two threads' chunks): its
+    gemv waits for the worker's half, where a chunk the worker has not taken is done by the
+    caller. Each row is one dot product, so the result does not depend on who computes which
+    chunk (bit-identical to ``np.vecdot`` over the whole matrix). A worker that never starts
+    (busy with another search, or lost across a fork) only means the caller does every chunk.
+    """
+
+    CHUNKS = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: Any = None
+
+    def __call__(self, vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+        out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
+        step = -(-vectors.shape[0] // self.CHUNKS)
+        claim = threading.Lock()  # hands out the chunks
+        busy = threading.Lock()  # held by the worker while it computes chunks of this call
+        taken = itertools.count()
+
+        def work() -> None:
+            while True:
+                with claim:
+                    i = next(taken)
+                if i >= self.CHUNKS:
+                    return
+                a = i * step
+                np.vecdot(vectors[a:a + step], q, out=out[a:a + step])
+
+        def worker() -> None:
+            with busy:
+                work()
+
+        self._submit(worker)
+        work()
+        with busy:  # the chunks the worker took are written
+            pass
+        return out
+
+    def _submit(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chronorank-matvec")
+            pool = self._pool
+        with contextlib.suppress(RuntimeError):  # interpreter shutting down: the caller does every chunk
+            pool.submit(fn)
+
+
+_matvec = _MatVec()
+
+
 def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``vectors @ q`` (float32), single-threaded for a small matrix (``SMALL_MATVEC``)."""
+    """``vectors @ q`` (float32) as per-row dot products, on two threads for a large matrix
+    (``SMALL_MATVEC``, ``_MatVec``)."""
+    vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
+    if vecdot is None:
+        return np.einsum("ij,j->i", vectors, q) if vectors.size < SMALL_MATVEC else vectors @ q
     if vectors.size < SMALL_MATVEC:
-        vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
-        if vecdot is not None:
-            return np.asarray(vecdot(vectors, q), dtype=np.float32)
-        return np.einsum("ij,j->i", vectors, q)
-    return vectors @ q
+        return np.asarray(vecdot(vectors, q), dtype=np.float32)
+    return _matvec(vectors, q)
 
 
 def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
@@ -1101,6 +1163,14 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
+        nz = np.flatnonzero(values) if top > 0 and sim is not None else None
+        if sim is not None and nz is not None and nz.shape[0] < values.shape[0] // 8:
+            # a sparse signal added where it is not 0 (its part is 0.0 elsewhere, and s + 0.0
+            # is s): the same operations on those entries, no whole-corpus temporary
+            part = np.divide(values[nz], top, dtype=np.float64)
+            np.multiply(part, weight, out=part)
+            sim[nz] += part
+            continue
         if top > 0:
             part = np.divide(values, top, dtype=np.float64)
             np.multiply(part, weight, out=part)
