@@ -1,5 +1,6 @@
 """The query's mat-vec over a large matrix (``core._MatVec``): row chunks shared by the calling
-thread and one worker, equal to the bit to numpy's per-row dot products whoever computes them."""
+thread and one worker, equal to the bit to numpy's per-row dot products whoever computes them;
+and ``core._fuse``'s sparse additions against the blend written out over every document."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import threading
 
 import numpy as np
 
-from chronorank.index.core import SMALL_MATVEC, _cosines, _MatVec
+from chronorank.index.config import IndexConfig
+from chronorank.index.core import SMALL_MATVEC, _cosines, _fuse, _MatVec
 
 DIM = 64
 
@@ -63,3 +65,45 @@ def test_concurrent_searches_share_the_worker() -> None:
         want = np.vecdot(v, q)
         assert len(got[i]) == 20 and all(np.array_equal(o, want) for o in got[i])
 
+
+
+def _fuse_plain(signals: dict[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
+    """The blend written out over every document (what ``core._fuse`` computes)."""
+    dense, kw, lead = signals.get("dense"), signals.get("bm25"), signals.get("lead")
+    sim: np.ndarray | None = None
+    total = 0.0
+    if dense is not None:
+        d = np.clip(dense.astype(np.float64), 0.0, 1.0)
+        if cfg.dense_scale == "max" and d.max() > 0:
+            d = d / d.max()
+        sim, total = d * cfg.dense_weight, cfg.dense_weight
+    present = (cfg.dense_weight if dense is not None else 0.0) + (cfg.keyword_weight if kw is not None else 0.0)
+    lead_w = cfg.lead_weight * present / (cfg.dense_weight + cfg.keyword_weight)
+    for values, weight in ((kw, cfg.keyword_weight), (lead, lead_w)):
+        if values is None or weight == 0:
+            continue
+        top = float(values.max())
+        if top <= 0 and sim is not None:
+            continue
+        total += weight
+        part = np.divide(values, top, dtype=np.float64) * weight if top > 0 else np.zeros(values.shape[0])
+        sim = part if sim is None else sim + part
+    assert sim is not None
+    return sim / total
+
+
+def test_fuse_adds_sparse_signals_where_they_are_not_zero_to_the_bit() -> None:
+    rng = np.random.default_rng(8)
+    for trial in range(60):
+        n = int(rng.integers(50, 3000))
+        signals: dict[str, np.ndarray] = {}
+        if trial % 5:
+            signals["dense"] = rng.uniform(-0.3, 1.0, n).astype(np.float32)
+        for name in ("bm25", "lead"):
+            share = [0.0, 0.01, 0.1, 0.12, 0.5, 1.0][int(rng.integers(0, 6))]
+            signals[name] = np.where(rng.random(n) < share, rng.exponential(3.0, n), 0.0).astype(np.float32)
+        cfg = IndexConfig(dense_weight=float(rng.uniform(0.1, 1)), keyword_weight=float(rng.uniform(0.1, 1)),
+                          lead_weight=float(rng.choice([0.0, 0.5, 1.0])), dense_scale=str(rng.choice(["raw", "max"])))
+        if "dense" not in signals and not signals["bm25"].any():
+            continue  # no signal to fuse: an error, tested elsewhere
+        assert np.array_equal(_fuse(signals, cfg), _fuse_plain(signals, cfg), equal_nan=True), trial

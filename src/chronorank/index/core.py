@@ -1163,16 +1163,19 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
         if top <= 0 and sim is not None:
             continue  # no document matches: leave the other signals on their own scale
         total += weight
-        nz = np.flatnonzero(values) if top > 0 and sim is not None else None
-        if sim is not None and nz is not None and nz.shape[0] < values.shape[0] // 8:
+        hit = values != 0 if top > 0 and sim is not None else None  # (a float array's nonzero is slow)
+        if sim is not None and hit is not None and np.count_nonzero(hit) < values.shape[0] // 8:
             # a sparse signal added where it is not 0 (its part is 0.0 elsewhere, and s + 0.0
             # is s): the same operations on those entries, no whole-corpus temporary
-            part = np.divide(values[nz], top, dtype=np.float64)
+            nz = np.flatnonzero(hit)
+            part = values[nz].astype(np.float64)
+            np.divide(part, top, out=part)
             np.multiply(part, weight, out=part)
             sim[nz] += part
             continue
         if top > 0:
-            part = np.divide(values, top, dtype=np.float64)
+            part = values.astype(np.float64)  # the float64 division as before, a faster cast
+            np.divide(part, top, out=part)
             np.multiply(part, weight, out=part)
         else:
             part = np.zeros(values.shape[0])
