@@ -4,9 +4,11 @@ and ``core._fuse``'s sparse additions against the blend written out over every d
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
+import pytest
 
 from chronorank.index.config import IndexConfig
 from chronorank.index.core import SMALL_MATVEC, _cosines, _fuse, _MatVec
@@ -107,3 +109,17 @@ def test_fuse_adds_sparse_signals_where_they_are_not_zero_to_the_bit() -> None:
         if "dense" not in signals and not signals["bm25"].any():
             continue  # no signal to fuse: an error, tested elsewhere
         assert np.array_equal(_fuse(signals, cfg), _fuse_plain(signals, cfg), equal_nan=True), trial
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_worker() -> None:
+    v, q = _matrix(SMALL_MATVEC // DIM + 1, 9)
+    want = np.vecdot(v, q)
+    mv = _MatVec()
+    assert np.array_equal(mv(v, q), want)  # the parent's worker exists
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh executor, whose worker computes chunks again
+        ok = mv._pool is None and np.array_equal(mv(v, q), want) and mv._pool is not None
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import itertools
 import math
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -1058,12 +1059,12 @@ class _MatVec:
     """``vectors @ q`` as numpy's per-row dot products (``np.vecdot``), the row chunks taken in
     turn by the calling thread and one worker thread shared by every search.
 
-    OpenBLAS's threaded sgemv -- what ``vectors @ q`` runs -- was slower than this on the
-    2-core machine at every size measured (benchmarks/index_speed.py, the same run: 100k x
-    384 quiet 6.5 ms against 5.3 ms for one thread's row dots; with the second core busy
-    16-31 ms against 9-10 ms; 1M loaded 166 ms against 65 ms for two threads' chunks): its
-    gemv waits for the worker's half, where a chunk the worker has not taken is done by the
-    caller. Each row is one dot product, so the result does not depend on who computes which
+    OpenBLAS's threaded sgemv -- what ``vectors @ q`` runs -- was the slower kernel on the
+    2-core machine at both sizes (random 384-d float32 rows, timed interleaved in one process,
+    p50 of 40 queries): 100k rows, machine quiet, 6.5 ms against 5.3 ms for one thread's row
+    dots; second core busy, 16-31 ms against 9-14 ms; 1M rows, busy, 166-239 ms against
+    116-155 ms on one thread and 65-93 ms in chunks on two. Its gemv waits for its worker's
+    half; here a chunk the worker has not taken is done by the caller. Each row is one dot product, so the result does not depend on who computes which
     chunk (bit-identical to ``np.vecdot`` over the whole matrix). A worker that never starts
     (busy with another search, or lost across a fork) only means the caller does every chunk.
     """
@@ -1073,6 +1074,13 @@ class _MatVec:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pool: Any = None
+        if hasattr(os, "register_at_fork"):
+            # a forked child has no worker thread: its executor would queue every call's chunks
+            os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._pool = None
 
     def __call__(self, vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
         out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
