@@ -10,7 +10,10 @@ the bare numpy baseline -- ``vectors @ q`` plus an ``argpartition`` top-10, time
 after each search on the same query (``exact_over_bare`` is the ratio of the p50s) --, and
 against the same bare top 10 over the search's own mat-vec (``core._cosines``: numpy's
 per-row dot products, split between two threads above ``core.SMALL_MATVEC``), timed straight
-after that (``exact_over_bare_same_matvec``: what the search costs beyond its mat-vec), the
+after that (``exact_over_bare_same_matvec``: what the search costs beyond its mat-vec; on a
+loaded machine the baseline's threaded gemv also charges the next search, since OpenBLAS's
+worker spins after it: at 20,000 documents, load 5 on 2 cores, the search took 11.7 ms wall
+for 3.9 ms of CPU, 5.1 ms for 3.7 ms with OPENBLAS_NUM_THREADS=1), the
 stage breakdown (the search's dense mat-vec, BM25, temporal layer), memory per document (arrays +
 resident-set growth), save/load times; then Qdrant local mode (``QdrantClient(":memory:")``,
 prefetch + exp-decay formula query) on the same data at a smaller size, against our
