@@ -7,15 +7,23 @@ tails); the reference time is pinned (``NOW``) for both libraries, never the wal
 Method, the same for both libraries:
 
 - Each (format, size) cell runs in its own fresh Python process (this script with
-  ``--cell``), one cell at a time, so no cell inherits another's heap, caches or peer state:
-  in one long process a row's figure depended on which rows ran before it (the 10k row of
-  the second format was ~1 ms slower after the first format's 100k row), which made the
-  ratios depend on ``--formats`` order.
+  ``--cell``), one cell at a time, so no cell inherits another's heap. In one long process
+  the 10k row of the second format ran ~1 ms slower after the first format's 100k row: its
+  candidate dicts were allocated into the holes the 100k cell's objects left (their
+  addresses spread over 135-197 MiB, 8-21% of consecutive dicts at lower addresses, against
+  11-16 MiB and none in a fresh process), and reading the dicts is most of chronorank's
+  time. Candidates built before the 100k cell and timed after it were as fast as in a fresh
+  process, and chronorank's calls take no page faults (``ru_minflt`` 0 a call at 10k and
+  100k), so neither the malloc thresholds nor the peer's state explain it: the layout does.
 - Inside a cell the two libraries alternate repeat by repeat, and which one goes first
   alternates too (ABBA), so drift and neighbours' load fall on both. Each timed call follows
   an untimed call of itself (the steady state that ``timeit`` measures); the headline figures
   are the medians of the repeats and ``ratio`` is the peer's median over ours
   (``ratio_median_of_pairs``: the median of the per-repeat ratios).
+- Every timed call is measured twice: wall clock (``chronorank_s``, ``tdw_rag_s``, ``ratio``)
+  and CPU time of the process (``cpu``), which leaves out the time slices that other
+  processes take on a shared machine (a call of 2-3 ms loses a whole slice or none, so its
+  wall-clock median jumps with the machine's load more than a 60 ms call's does).
 - ``right_after_the_peer``: the same pair timed back to back (a, b, a, b, ...), where
   chronorank runs in the caches the peer's allocations left behind.
 - chronorank alone: every Hit materialised (``chronorank_all_hits_s``) and the pre-parsed
@@ -82,15 +90,22 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(runs)
 
 
-def _timed(fn, warm: bool) -> float:
+def _timed(fn, warm: bool) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one call of ``fn``."""
     if warm:
         fn()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    t1, c1 = time.perf_counter(), time.process_time()
+    return t1 - t0, c1 - c0
 
 
-def paired_times(fa, fb, repeats: int, warm: bool = True) -> tuple[float, float, float]:
+def _medians(ta: list[float], tb: list[float]) -> dict:
+    return {"a": statistics.median(ta), "b": statistics.median(tb),
+            "pairs": statistics.median(b / a for a, b in zip(ta, tb))}
+
+
+def paired_times(fa, fb, repeats: int, warm: bool = True) -> tuple[dict, dict]:
     """Time two callables alternately so both see the same machine noise.
 
     ``warm=True``: each timed call follows an untimed call of itself -- the steady state
@@ -99,18 +114,26 @@ def paired_times(fa, fb, repeats: int, warm: bool = True) -> tuple[float, float,
     other library left behind (the peer's many allocations evict the candidate dicts, so
     chronorank pays those misses).
 
-    Returns (median a, median b, median of the per-repeat ratios b / a).
+    Returns wall-clock and CPU-time figures, each ``{"a": median a, "b": median b, "pairs":
+    median of the per-repeat ratios b / a}``. CPU time (``time.process_time``: every thread of
+    the process) leaves out the time slices other processes take on a shared machine, which
+    a call of a few ms either suffers whole or not at all.
     """
     fa(), fb()  # warm-up
-    ta, tb = [], []
+    wa, wb, ca, cb = [], [], [], []
     for i in range(repeats):
-        if warm and i % 2:
-            tb.append(_timed(fb, warm))
-            ta.append(_timed(fa, warm))
-        else:
-            ta.append(_timed(fa, warm))
-            tb.append(_timed(fb, warm))
-    return statistics.median(ta), statistics.median(tb), statistics.median(b / a for a, b in zip(ta, tb))
+        for fn, wall, cpu in ((fb, wb, cb), (fa, wa, ca)) if warm and i % 2 else ((fa, wa, ca), (fb, wb, cb)):
+            w, c = _timed(fn, warm)
+            wall.append(w)
+            cpu.append(c)
+    return _medians(wa, wb), _medians(ca, cb)
+
+
+def _side_by_side(wall: dict, cpu: dict) -> dict:
+    return {"chronorank_s": wall["a"], "tdw_rag_s": wall["b"], "ratio": wall["b"] / wall["a"],
+            "ratio_median_of_pairs": wall["pairs"],
+            "cpu": {"chronorank_s": cpu["a"], "tdw_rag_s": cpu["b"], "ratio": cpu["b"] / cpu["a"],
+                    "ratio_median_of_pairs": cpu["pairs"]}}
 
 
 def run_cell(form: str, n: int, repeats: int) -> dict:
@@ -135,14 +158,8 @@ def run_cell(form: str, n: int, repeats: int) -> dict:
             "exponential", half_life_days=180, gate=0.8, reference_date=NOW.replace(tzinfo=None)
         )
         run_peer = lambda: peer.rerank(QUERY, cands)[:10]  # noqa: E731
-        ours_s, peer_s, pair_ratio = paired_times(run_ours, run_peer, reps, warm=True)
-        row["chronorank_s"] = ours_s
-        row["tdw_rag_s"] = peer_s
-        row["ratio"] = peer_s / ours_s
-        row["ratio_median_of_pairs"] = pair_ratio
-        cold_ours, cold_peer, cold_ratio = paired_times(run_ours, run_peer, reps, warm=False)
-        row["right_after_the_peer"] = {"chronorank_s": cold_ours, "tdw_rag_s": cold_peer,
-                                       "ratio": cold_peer / cold_ours, "ratio_median_of_pairs": cold_ratio}
+        row.update(_side_by_side(*paired_times(run_ours, run_peer, reps, warm=True)))
+        row["right_after_the_peer"] = _side_by_side(*paired_times(run_ours, run_peer, reps, warm=False))
     else:
         row["chronorank_s"] = median_time(run_ours, reps)
     row["chronorank_all_hits_s"] = median_time(
@@ -193,7 +210,8 @@ def main() -> None:
             f"{form:>13} n={n:>7}  chronorank {row['chronorank_s'] * 1e3:8.2f} ms"
             f"  (all hits {row['chronorank_all_hits_s'] * 1e3:8.2f} ms, columns {row['chronorank_columns_s'] * 1e3:6.2f} ms)"
             + (f"  tdw-rag {row['tdw_rag_s'] * 1e3:9.2f} ms  ratio {row['ratio']:6.1f}x"
-               f" (pairs {row['ratio_median_of_pairs']:5.1f}x; all hits {row['ratio_all_hits']:5.1f}x;"
+               f" (CPU {row['cpu']['chronorank_s'] * 1e3:.2f} vs {row['cpu']['tdw_rag_s'] * 1e3:.2f} ms,"
+               f" {row['cpu']['ratio']:5.1f}x; all hits {row['ratio_all_hits']:5.1f}x;"
                f" right after the peer {row['right_after_the_peer']['ratio']:5.1f}x)" if "tdw_rag_s" in row else "")
             + (f"  load {row['load_average']:.1f}" if row.get("load_average") is not None else ""),
             flush=True,
