@@ -265,6 +265,22 @@ def test_batch_variable_length_and_non_ascii_lists():
     np.testing.assert_array_equal(got, expected)
 
 
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # lengths 10, 9, 11: 30 characters in all, which read as three dates when joined bare
+        ["2026-05-01", "2026-05-0", "12026-05-01"],
+        ["2026-05-01", "2026-05-011", "2026-05-0"],
+        ["2026-05-01", "2026-05-0\n", "2026-05-01"],
+    ],
+)
+def test_plain_date_column_with_values_of_other_lengths(values):
+    got = parse_times(values)
+    expected = np.array([to_epoch(v) for v in values])
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got[1])
+
 # ---------------------------------------------------------------- properties
 
 

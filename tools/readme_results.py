@@ -159,18 +159,22 @@ def rerank_speed(results: Path) -> str | None:
             ms_from_s(r["chronorank_s"]),
             ms_from_s(r["tdw_rag_s"]),
             ratio(r["ratio"]),
+            ratio((r.get("cpu") or {}).get("ratio")),
             ratio((r.get("right_after_the_peer") or {}).get("ratio")),
             ratio(r.get("ratio_all_hits")),
             ms_from_s(r.get("chronorank_columns_s")),
         ])
-    header = ["times", "candidates", "chronorank ms", "tdw-rag ms", "speedup",
+    header = ["times", "candidates", "chronorank ms", "tdw-rag ms", "speedup", "speedup, CPU time",
               "speedup, right after the peer", "speedup, every hit materialised", "chronorank columns ms"]
+    fresh = " in its own fresh process" if data.get("method") else ""
     return block(
         "Rerank speed",
-        f"`benchmarks/rerank_speed.py`, median of {data.get('repeats', '?')} runs, the two "
-        "libraries alternating; \"speedup\" times each call after an untimed call of itself "
-        "(steady state), \"right after the peer\" times chronorank in the caches the peer just "
-        "evicted; the columns path takes numpy arrays instead of dicts.",
+        f"`benchmarks/rerank_speed.py`, median of {data.get('repeats', '?')} runs, each format "
+        f"and size{fresh}, the two libraries alternating; \"speedup\" times each call after an "
+        "untimed call of itself (steady state, wall clock), \"CPU time\" the same calls in "
+        "process CPU seconds (without the time slices other processes take), \"right after the "
+        "peer\" times chronorank in the caches the peer just evicted; the columns path takes "
+        "numpy arrays instead of dicts.",
         table(header, rows),
     )
 
