@@ -1,0 +1,288 @@
+"""The version-conflict topic rule: a page whose title names only other versions than the
+question's ranks below the pages that name the asked one or none, in its own topic tier.
+
+"what changed in the API 2.0 release" is about 2.0: "Release notes for version 3.0." and
+"API v1 rate limits." share its words ("release", "API") but not its version, and a page
+naming no version ("Webhooks.") may still be about it. So, within the on-topic set and
+within the rest (:func:`chronorank.temporal.topic_first`: a tier is never left), every page
+whose *lead* (first sentence, :func:`chronorank.index.lead.lead_cut`) names versions, none
+of them compatible with the question's, moves below the lowest page of its tier that is
+compatible or names none, in its own order.
+
+Versions are the language's ``version`` patterns (the ones the intent parser matches:
+"v2", "2.0", "3.9.0", "version 3"), less quantities ("2.9 million", "99.9%", "7.0-magnitude",
+"$3.99": the language file's ``quantity_words``, a percent or currency sign, a hyphenated
+word) and dotted dates ("2024.01.05"). They compare normalised and prefix-aware: trailing
+zeros do not count ("v2" == "2" == "2.0" == "2.0.0") and a version written with one part or
+ending in ".x" names a line that holds the releases it begins ("2" and "API v2" hold "2.3",
+"2.x" holds "2.4.1"); one written with more parts is a release ("2.0" holds neither "2.3" nor
+"2.0.1", "click 3.0." is not "3.0.9"). Compatible with the question:
+
+- a plain version ("in the API 2.0 release", "in the v1 API"): the same version;
+- an anchor "after / since X": X or a later version ("after the 3.0 release": 3.0 and 4.0,
+  not 2.0); "before / until X": X or an earlier one. X itself stays: its page is where the
+  change the question is framed by is told (the 3.0 release notes, the v2 pages "before the
+  v2 change" compares with).
+
+Measured with benchmarks/time_semantics.py and benchmarks/cross_domain.py (the figures are
+in :func:`conflicts_last`'s docstring).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+
+from chronorank.index.lead import lead_cut
+from chronorank.intent.lang import get_language
+from chronorank.types import Intent
+
+__all__ = [
+    "AskedVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
+    "naming", "versions_of",
+]
+
+_NUMBER = re.compile(r"\d+(?:\.(?:\d+|x))*", re.IGNORECASE)
+#: a version tag that may follow a hyphen ("3.0-rc1", "2.0-beta")
+_TAGS = r"(?:rc|alpha|beta|dev|post|lts|pre|preview|a|b)\d{0,3}(?!\w)"
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class AskedVersions:
+    """The versions a question names and how it relates to them."""
+
+    keys: tuple[tuple[tuple[int, ...], int], ...]  # :func:`_key` of each
+    relation: str  # "same", "before" or "after"
+    text: str  # the versions as the question writes them, for explanations
+
+
+def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(the language's version patterns as one regex, what may not follow a version)."""
+    hit = _PATTERNS.get(lang)
+    if hit is None:
+        language = get_language(lang)
+        alts = [src for src, kind in zip(language.sources, language.kinds) if kind == "version"]
+        words = [str(w) for w in language.data.get("quantity_words") or []]
+        version = re.compile("|".join(f"(?:{a})" for a in alts) or r"(?!x)x", re.IGNORECASE)
+        after = r"\s*%|-(?!" + _TAGS + r")[^\W\d_]"
+        if words:
+            after += r"|\s{1,3}(?:" + "|".join(words) + r")(?!\w)"
+        hit = _PATTERNS[lang] = (version, re.compile(after, re.IGNORECASE))
+        if len(_PATTERNS) > 16:
+            _PATTERNS.clear()
+    return hit
+
+
+def find_versions(text: str, lang: str = "en") -> list[str]:
+    """The version numbers ``text`` names ("API v2 rate limits" -> ["2"]), in order."""
+    version, after = _patterns(lang)
+    out: list[str] = []
+    for m in version.finditer(text):
+        s, e = m.span()
+        if s and text[s - 1] in "$€£¥₽":
+            continue
+        if after.match(text, e):
+            continue
+        nums = _NUMBER.findall(m.group(0))
+        if not nums:
+            continue
+        num = nums[0]
+        parts = num.split(".")
+        if len(parts) == 3 and any(len(p) == 4 and p[:2] in ("19", "20") for p in (parts[0], parts[2])):
+            continue  # a dotted date ("2024.01.05", "01.10.2024"), not a version
+        out.append(num)
+    return out
+
+
+def _key(num: str) -> tuple[tuple[int, ...], int]:
+    """(the parts without trailing zeros, the parts of the line it names or 0): a version
+    written with one part or ending in ".x" names a line ("2" -> ((2,), 1), "2.4.x" ->
+    ((2, 4), 2)); one with more parts a release ("2.0" -> ((2,), 0))."""
+    parts: list[int] = []
+    line = False
+    for p in num.lower().split("."):
+        if p == "x":
+            line = True
+            break
+        parts.append(int(p))
+    written = len(parts)
+    line = line or written == 1
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts), written if line else 0
+
+
+def _pad(a: tuple[int, ...], n: int) -> tuple[int, ...]:
+    return a + (0,) * (n - len(a))
+
+
+def _relation(q: tuple[tuple[int, ...], int], p: tuple[tuple[int, ...], int]) -> int:
+    """-1 / 0 / 1: page version ``p`` before / the same as (or held by) / after ``q``."""
+    (qa, qn), (pa, pn) = q, p
+    n = max(len(qa), len(pa), qn, pn)
+    if _pad(qa, n) == _pad(pa, n):
+        return 0
+    # a line holds the releases it begins ("2" holds "2.3", "2.x" holds "2.4.1")
+    for line, other in ((q, p), (p, q)):
+        if line[1] and _pad(other[0], line[1])[: line[1]] == _pad(line[0], line[1]):
+            return 0
+    return -1 if _pad(pa, n) < _pad(qa, n) else 1
+
+
+def versions_of(text: str, relation: str = "same", lang: str = "en") -> AskedVersions | None:
+    """The versions ``text`` names as an :class:`AskedVersions` with ``relation``; None for none."""
+    nums = find_versions(text, lang)
+    if not nums:
+        return None
+    keys = tuple(dict.fromkeys(_key(n) for n in nums))
+    return AskedVersions(keys=keys, relation=relation, text=", ".join(dict.fromkeys(nums)))
+
+
+def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
+    """The versions of a question: those of its anchor with the anchor's relation ("after the
+    3.0 release" -> after 3.0), else every version it names ("in the API 2.0 release" -> 2.0);
+    None when it names none."""
+    lang = intent.lang or "en"
+    out = None if intent.anchor is None else versions_of(intent.anchor.text, intent.anchor.relation, lang)
+    if out is not None:
+        return out
+    # not inside what the parser read as a time ("на 01.10.2024", "in Q3 2023")
+    text = query
+    for sp in intent.spans:
+        if sp.kind != "version" and not sp.kind.endswith("_anchor") and query[sp.start:sp.end] == sp.text:
+            text = text[:sp.start] + " " * (sp.end - sp.start) + text[sp.end:]
+    return versions_of(text, "same", lang)
+
+
+def lead_versions(snap: Any, lang: str) -> tuple[np.ndarray, list[str]]:
+    """Every document's lead versions as CSR: ``(ptr, names)`` with document r's versions at
+    ``names[ptr[r]:ptr[r + 1]]`` (remembered per index state and language)."""
+    key = ("lead_versions", lang)
+    hit = snap.derived.get(key)
+    if hit is None:
+        ptr = np.zeros(len(snap) + 1, dtype=np.int64)
+        names: list[str] = []
+        for r in range(len(snap)):
+            text = snap.records[r]["text"]
+            names.extend(dict.fromkeys(find_versions(text[: lead_cut(text)], lang)))
+            ptr[r + 1] = len(names)
+        hit = snap.derived[key] = (ptr, names)
+    return hit
+
+
+def _compatible(asked: AskedVersions, names: list[str]) -> np.ndarray:
+    """Per distinct page version: compatible with the question (see the module docstring)."""
+    out = np.zeros(len(names), dtype=bool)
+    for i, name in enumerate(names):
+        p = _key(name)
+        for q in asked.keys:
+            rel = _relation(q, p)
+            if rel == 0 or (asked.relation == "after" and rel > 0) or (asked.relation == "before" and rel < 0):
+                out[i] = True
+                break
+    return out
+
+
+def conflicts(snap: Any, rows: np.ndarray | None, asked: AskedVersions, lang: str) -> np.ndarray:
+    """Per candidate (``rows`` of the index, None = every document): its lead names versions
+    and none of them is compatible with the question's."""
+    named, ok = _lead_compatible(snap, asked, lang)
+    bad = named & ~ok
+    return bad if rows is None else bad[rows]
+
+
+def naming(snap: Any, asked: AskedVersions, lang: str) -> np.ndarray:
+    """Per document: its lead names a version compatible with ``asked``."""
+    return _lead_compatible(snap, asked, lang)[1]
+
+
+def _lead_compatible(snap: Any, asked: AskedVersions, lang: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per document: (its lead names a version, one of them is compatible with ``asked``)."""
+    ptr, names = lead_versions(snap, lang)
+    if not names:
+        none = np.zeros(len(snap), dtype=bool)
+        return none, none
+    uniq, inverse = np.unique(np.array(names, dtype=object), return_inverse=True)
+    ok_name = _compatible(asked, [str(u) for u in uniq])[inverse]
+    counts = np.diff(ptr)
+    named = counts > 0
+    # per document: how many of its lead versions are compatible
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    ok_doc = np.bincount(owner, weights=ok_name.astype(np.float64), minlength=counts.shape[0]) > 0
+    return named, ok_doc
+
+
+def conflicts_last(
+    score: np.ndarray, conflict: np.ndarray, tier: np.ndarray | None, live: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Within each tier (``tier`` = the on-topic set, and the rest; None = one tier), the live
+    candidates in ``conflict`` that score above the lowest other live one of their tier move to
+    just below it, in their own order; nothing leaves its tier and nothing else moves. Returns
+    ``(score, moved)``: ``moved`` is None (and ``score`` itself) when nothing moves.
+
+    Measured: benchmarks/time_semantics.py (default index) off-topic above on-topic 4 -> 2
+    (ts-56 "what changed in the API 2.0 release": "Release notes for version 3.0 / 4.0."
+    no longer rank 2-3 above the v2 pages; ts-70 "what changed after the 3.0 release": the
+    API 2.0 release note no longer ranks above the 3.0 release notes), top-1 0.986 -> 0.986;
+    benchmarks/cross_domain.py (default MiniLM rows): no figure moves (release, changelogs
+    -- whose "what changed in flask 2.2.5" questions name the version of their answer --,
+    news, synthetic).
+    """
+    out = score
+    moved = np.zeros(score.shape[0], dtype=bool)
+    tiers = [live] if tier is None else [tier & live, ~tier & live]
+    for t in tiers:
+        bad = t & conflict
+        good = t & ~conflict
+        if not bad.any() or not good.any():
+            continue
+        low = float(np.min(out, where=good, initial=np.inf))
+        move = bad & (out >= low)
+        if not move.any():
+            continue
+        rest = live & ~move & (out < low)
+        below = float(np.max(out, where=rest, initial=-np.inf)) if rest.any() else (0.0 if low > 0 else low - 1.0)
+        lo, hi = float(out[move].min()), float(out[move].max())
+        frac = (out - lo) / (hi - lo) if hi > lo else np.full(out.shape[0], 0.5)
+        out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
+        moved |= move
+    return (out, moved) if moved.any() else (score, None)
+
+
+def conflict_note(text: str, asked: AskedVersions, lang: str) -> str:
+    """The explanation note of a demoted page: "names only version 3.0; the question asks
+    about 2.0" ("... asks about after 3.0" for an anchor)."""
+    names = list(dict.fromkeys(find_versions(text[: lead_cut(text)], lang)))
+    which = "version" if len(names) == 1 else "versions"
+    asks = asked.text if asked.relation == "same" else f"{asked.relation} {asked.text}"
+    return f"names only {which} {', '.join(names)}; the question asks about {asks}: ranked below the pages that name it or none"
+
+
+def version_event(snap: Any, anchor_text: str, lang: str, start: np.ndarray, when: float) -> int:
+    """The row of the page announcing the version an anchor names, or -1: a dated page whose
+    lead names that version (normalised: "the v2 change" -> "API 2.0 release.") and one of
+    the language's event nouns (``anchor_events``: release, launch, migration ...), published
+    on the day the anchor was dated (``when``, epoch s); the earliest such page, then the
+    lowest row. Its title says it *is* the change the question is framed by, even when it
+    shares no word with the anchor ("v2" and "change" are not in "API 2.0 release.")."""
+    asked = versions_of(anchor_text, "same", lang)
+    if asked is None:
+        return -1
+    events = get_language(lang).data.get("anchor_events") or []
+    if not events:
+        return -1
+    day = np.floor(when / 86400.0)
+    with np.errstate(invalid="ignore"):
+        ok = naming(snap, asked, lang) & (np.floor(start / 86400.0) == day)  # NaN == day is False
+    rows = np.flatnonzero(ok)
+    if not rows.size:
+        return -1
+    noun = re.compile(r"(?<!\w)(?:" + "|".join(events) + r")(?!\w)", re.IGNORECASE)
+    hits = [int(r) for r in rows.tolist() if noun.search(snap.records[int(r)]["text"], 0, lead_cut(snap.records[int(r)]["text"]))]
+    if not hits:
+        return -1
+    return min(hits, key=lambda r: (float(start[r]), r))
