@@ -148,6 +148,29 @@ def test_versions_compare_normalised_and_prefix_aware(q, p, rel):
     assert _relation(_key(q), _key(p)) == rel
 
 
+def test_the_columnar_test_is_the_pairwise_definition():
+    import random
+
+    from chronorank.index.version_conflict import AskedVersions, LeadVersions, _compatible, _pad
+
+    rng = random.Random(3)
+
+    def version() -> str:
+        parts = [str(rng.randint(0, 3)) for _ in range(rng.randint(1, 4))]
+        return ".".join(parts + (["x"] if rng.random() < 0.15 else []))
+
+    for _ in range(500):
+        keys = list(dict.fromkeys(_key(version()) for _ in range(rng.randint(1, 8))))
+        width = max(max(len(k[0]), k[1]) for k in keys)
+        lv = LeadVersions(np.ones(1, bool), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          np.array([_pad(k[0], width) for k in keys], dtype=np.int64), np.array([k[1] for k in keys]))
+        relation = rng.choice(["same", "before", "after"])
+        asked = AskedVersions(keys=tuple(dict.fromkeys(_key(version()) for _ in range(2))), relation=relation, text="")
+        want = [any(r == 0 or (relation == "after" and r > 0) or (relation == "before" and r < 0)
+                    for r in (_relation(q, p) for q in asked.keys)) for p in keys]
+        assert _compatible(asked, lv).tolist() == want
+
+
 LOGIN = [
     ({"id": "auth-v1", "text": "API v1 authentication. To log in, send POST /login with your username and "
       "password.", "date": "2022-06-01", "valid_to": "2024-09-16"}, _unit(1, 0, 0)),

@@ -756,6 +756,7 @@ class _Scored:
     event: int | None  # the position of the anchor's event page among them
     kept: int  # documents the temporal layer keeps
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict rule
+    across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
 
 
 def _time_plan(
@@ -787,8 +788,7 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
     enough for the unproven anchors (``_anchor_cut``), then every row. Returns the scored rows,
     the positions of the best k among them and the pool (None: every row)."""
     cfg, tplan = q.cfg, q.plan
-    # the version-conflict rule may move a pooled page below one outside the pool: no pool
-    sel = None if cols.rows is not None or q.asked is not None else _exact_pool(
+    sel = None if cols.rows is not None else _exact_pool(
         snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf)
     while True:
         scored = _score_rows(snap, cols if sel is None else cols.pooled(snap, sel.rows), q, sel)
@@ -846,6 +846,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
             if versions is not None:
                 on_topic = on_topic | versions
     conflict = None
+    across: int | None = None
     side = _open_side(intent)
     if (q.asked is not None or side is not None) and on_topic is not None and cfg.version_floor is not None:
         # the first hit's own versions: what it replaced, what replaced it
@@ -856,7 +857,9 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
             lifted = _across_boundary(score, mine if bad is None else mine & ~bad, mine, raw_sim,
                                       res.keep & ~res.not_yet_valid, on_topic, res.start, res.keep, *side)
             if lifted is not None:
-                score = lifted
+                score, across = lifted
+                on_topic = on_topic.copy()
+                on_topic[across] = True  # it ranks with the on-topic set now
         if bad is not None:
             if mine is not None:
                 bad &= ~mine
@@ -866,7 +869,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     if kept < n:
         score = np.where(res.keep, score, -np.inf)
     return _Scored(rows=rows, ids=cols.ids, sim=sim, raw_sim=raw_sim, signals=signals, res=res, score=score,
-                   on_topic=on_topic, versions=versions, event=event, kept=kept, conflict=conflict)
+                   on_topic=on_topic, versions=versions, event=event, kept=kept, conflict=conflict, across=across)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -914,7 +917,7 @@ def _open_side(intent: Intent) -> tuple[str, float] | None:
 def _across_boundary(
     score: np.ndarray, versions: np.ndarray, chain: np.ndarray, sim: np.ndarray, judge: np.ndarray,
     on_topic: np.ndarray, start: np.ndarray, live: np.ndarray, side: str, boundary: float,
-) -> np.ndarray | None:
+) -> tuple[np.ndarray, int] | None:
     """The first hit's version next across the boundary of a before / after question ranks
     right after it: "how did login work before September 2024" asks what changed then, and the
     page that replaced the first hit (for "after": the one it replaced) says it.
@@ -924,8 +927,8 @@ def _across_boundary(
     boundary and a strong match -- in the core of :func:`chronorank.temporal.versions_first`
     (similarity >= 0.8 x the best among ``judge``), or one of its versions is the best match:
     a weak first hit lifts nothing. The version is the earliest one starting at or after the
-    boundary (before) or the latest one starting before it (after). Returns the new scores, or
-    None when nothing moves.
+    boundary (before) or the latest one starting before it (after). Returns the new scores and
+    the lifted position, or None when nothing moves.
 
     Measured on benchmarks/time_semantics.py (16 before / after / since / until questions):
     4 change -- "how did login work before September 2024" (the SSO page no longer above the
@@ -959,13 +962,20 @@ def _across_boundary(
     top = float(score[first])
     out = np.array(score, dtype=np.float64, copy=True)
     out[j] = (top + second) / 2 if second < top else np.nextafter(top, -np.inf)
-    return out
+    return out, j
 
 
 def _conflict_notes(
     snap: _Snapshot, scored: _Scored, top: np.ndarray, q: _Query, notes: dict[int, tuple[str, ...]],
 ) -> dict[int, tuple[str, ...]]:
-    """``notes`` with the version-conflict rule's reason on the top documents it moved."""
+    """``notes`` with the reasons of the version-conflict rule (the top documents it moved) and
+    of the boundary rule (the version it lifted)."""
+    if scored.across is not None and top.size:
+        for p in np.flatnonzero(top == scored.across).tolist():
+            side = _open_side(q.intent)
+            what = "the page that replaced it" if side is not None and side[0] == "before" else "the page it replaced"
+            why = f"the version of {scored.ids[int(top[0])]} across the boundary ({what}): ranked right after it"
+            notes[p] = (*notes.get(p, ()), why)
     if scored.conflict is None or q.asked is None:
         return notes
     for p in np.flatnonzero(scored.conflict[top]).tolist():

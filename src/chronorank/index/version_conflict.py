@@ -41,7 +41,7 @@ from chronorank.intent.lang import get_language
 from chronorank.types import Intent
 
 __all__ = [
-    "AskedVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
+    "AskedVersions", "LeadVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
     "naming", "versions_of",
 ]
 
@@ -121,7 +121,8 @@ def _pad(a: tuple[int, ...], n: int) -> tuple[int, ...]:
 
 
 def _relation(q: tuple[tuple[int, ...], int], p: tuple[tuple[int, ...], int]) -> int:
-    """-1 / 0 / 1: page version ``p`` before / the same as (or held by) / after ``q``."""
+    """-1 / 0 / 1: page version ``p`` before / the same as (or held by) / after ``q`` -- the
+    definition that :func:`_compatible` evaluates over every distinct version at once."""
     (qa, qn), (pa, pn) = q, p
     n = max(len(qa), len(pa), qn, pn)
     if _pad(qa, n) == _pad(pa, n):
@@ -158,32 +159,59 @@ def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
     return versions_of(text, "same", lang)
 
 
-def lead_versions(snap: Any, lang: str) -> tuple[np.ndarray, list[str]]:
-    """Every document's lead versions as CSR: ``(ptr, names)`` with document r's versions at
-    ``names[ptr[r]:ptr[r + 1]]`` (remembered per index state and language)."""
+@dataclasses.dataclass(frozen=True)
+class LeadVersions:
+    """Every document's lead versions, as the distinct versions of the corpus and, per mention,
+    its document (``owner``) and which distinct version it is (``which``)."""
+
+    named: np.ndarray  # per document: its lead names a version
+    owner: np.ndarray  # per mention: the document's row
+    which: np.ndarray  # per mention: the distinct version's row in ``parts``
+    parts: np.ndarray  # per distinct version: its parts without trailing zeros, zero-padded
+    lines: np.ndarray  # per distinct version: the parts of the line it names, or 0 (:func:`_key`)
+
+
+def lead_versions(snap: Any, lang: str) -> LeadVersions:
+    """Every document's lead versions (read once per index state and language)."""
     key = ("lead_versions", lang)
     hit = snap.derived.get(key)
     if hit is None:
-        ptr = np.zeros(len(snap) + 1, dtype=np.int64)
-        names: list[str] = []
-        for r in range(len(snap)):
+        n = len(snap)
+        owner: list[int] = []
+        which: list[int] = []
+        seen: dict[tuple[tuple[int, ...], int], int] = {}
+        for r in range(n):
             text = snap.records[r]["text"]
-            names.extend(dict.fromkeys(find_versions(text[: lead_cut(text)], lang)))
-            ptr[r + 1] = len(names)
-        hit = snap.derived[key] = (ptr, names)
+            for name in dict.fromkeys(find_versions(text[: lead_cut(text)], lang)):
+                owner.append(r)
+                which.append(seen.setdefault(_key(name), len(seen)))
+        own = np.asarray(owner, dtype=np.int64)
+        named = np.zeros(n, dtype=bool)
+        named[own] = True
+        width = max([1, *(max(len(k[0]), k[1]) for k in seen)])
+        parts = np.array([_pad(k[0], width) for k in seen], dtype=np.int64).reshape(len(seen), width)
+        lines = np.array([k[1] for k in seen], dtype=np.int64)
+        hit = snap.derived[key] = LeadVersions(named, own, np.asarray(which, dtype=np.int64), parts, lines)
     return hit
 
 
-def _compatible(asked: AskedVersions, names: list[str]) -> np.ndarray:
-    """Per distinct page version: compatible with the question (see the module docstring)."""
-    out = np.zeros(len(names), dtype=bool)
-    for i, name in enumerate(names):
-        p = _key(name)
-        for q in asked.keys:
-            rel = _relation(q, p)
-            if rel == 0 or (asked.relation == "after" and rel > 0) or (asked.relation == "before" and rel < 0):
-                out[i] = True
-                break
+def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
+    """Per distinct page version: compatible with the question (see the module docstring);
+    :func:`_relation` over every distinct version at once."""
+    width = max([lv.parts.shape[1], *(max(len(q[0]), q[1]) for q in asked.keys)])
+    parts = np.pad(lv.parts, ((0, 0), (0, width - lv.parts.shape[1])))
+    cols = np.arange(width)
+    out = np.zeros(parts.shape[0], dtype=bool)
+    for qa, qline in asked.keys:
+        q = np.array(_pad(qa, width), dtype=np.int64)
+        same = parts == q
+        held = same.all(axis=1)
+        if qline:  # the question names a line: it holds the releases it begins
+            held |= same[:, :qline].all(axis=1)
+        held |= (lv.lines > 0) & (same | (cols[None, :] >= lv.lines[:, None])).all(axis=1)
+        first = np.argmax(~same, axis=1)  # the first differing part (0 where none differs: held)
+        later = parts[np.arange(parts.shape[0]), first] > q[first]
+        out |= held | (later if asked.relation == "after" else ~later if asked.relation == "before" else False)
     return out
 
 
@@ -202,18 +230,11 @@ def naming(snap: Any, asked: AskedVersions, lang: str) -> np.ndarray:
 
 def _lead_compatible(snap: Any, asked: AskedVersions, lang: str) -> tuple[np.ndarray, np.ndarray]:
     """Per document: (its lead names a version, one of them is compatible with ``asked``)."""
-    ptr, names = lead_versions(snap, lang)
-    if not names:
-        none = np.zeros(len(snap), dtype=bool)
-        return none, none
-    uniq, inverse = np.unique(np.array(names, dtype=object), return_inverse=True)
-    ok_name = _compatible(asked, [str(u) for u in uniq])[inverse]
-    counts = np.diff(ptr)
-    named = counts > 0
-    # per document: how many of its lead versions are compatible
-    owner = np.repeat(np.arange(counts.shape[0]), counts)
-    ok_doc = np.bincount(owner, weights=ok_name.astype(np.float64), minlength=counts.shape[0]) > 0
-    return named, ok_doc
+    lv = lead_versions(snap, lang)
+    ok_doc = np.zeros(lv.named.shape[0], dtype=bool)
+    if lv.which.size:
+        ok_doc[lv.owner[_compatible(asked, lv)[lv.which]]] = True
+    return lv.named, ok_doc
 
 
 def conflicts_last(
