@@ -215,3 +215,46 @@ def test_pages_added_after_a_search_are_read_for_versions():
     idx.add([API[3][0]], vectors=API[3][1][None, :])  # "API v1 rate limits." after the first search
     hits = idx.search(q, k=6, now=NOW, vector=Q)
     assert "names only version 1" in " ".join(hits.explain_records()[hits.ids.index("limits-v1")]["notes"])
+
+
+def _release_corpus(n: int, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(300)]
+    docs = []
+    for i in range(n):
+        if i % 3 == 0:  # a third of the leads name no version
+            lead = f"{words[i % 300]} notes"
+        else:
+            lead = f"{words[i % 300]} release {rng.integers(1, 5)}.{rng.integers(0, 4)}.{rng.integers(0, 3)}"
+        docs.append({"id": f"d{i}", "text": f"{lead}. fixes in {words[(7 * i) % 300]} and {words[(11 * i) % 300]}",
+                     "date": f"20{10 + i % 15}-0{1 + i % 9}-1{i % 9}"})
+    return docs
+
+
+@pytest.mark.parametrize("query", ["what changed in w7 release 2.1.0", "w12 after 3.0", "w5 w9 notes before 2.2"])
+def test_reading_only_the_leads_the_top_k_needs_gives_the_top_k_of_reading_every_lead(monkeypatch, query):
+    import chronorank.index.version_conflict as vc
+
+    docs = _release_corpus(6000)
+    lazy = TemporalIndex(embedder=None)
+    lazy.add(docs)
+    got = [(h.id, h.score) for h in lazy.search(query, k=10, now=NOW)]
+    monkeypatch.setattr(vc, "READ_MIN", 10**9)  # every lead read
+    whole = TemporalIndex(embedder=None)
+    whole.add(docs)
+    want = [(h.id, h.score) for h in whole.search(query, k=10, now=NOW)]
+    assert [i for i, _ in got] == [i for i, _ in want]
+
+
+def test_leads_are_read_once_and_kept_across_an_append():
+    idx = TemporalIndex(embedder=None)
+    idx.add(_release_corpus(6000))
+    idx.search("what changed in w7 release 2.1.0", k=10, now=NOW)
+    memo = idx._snap.lead_memo["en"]
+    read = int(np.count_nonzero(memo.done))
+    assert 0 < read < 6000  # a third of the leads name no version: the top 10 settles early
+    idx.add([{"id": "new", "text": "w7 release 2.1.0. the fix", "date": "2026-08-01"}])
+    assert idx._snap.lead_memo["en"] is memo  # an append keeps what was read
+    hits = idx.search("what changed in w7 release 2.1.0", k=10, now=NOW)
+    assert hits[0].id == "new"
+    assert int(np.count_nonzero(memo.done[:6000])) >= read

@@ -851,7 +851,8 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     if (q.asked is not None or side is not None) and on_topic is not None and cfg.version_floor is not None:
         # the first hit's own versions: what it replaced, what replaced it
         mine = versions if versions is not None else _first_versions(snap, rows, score, res.keep, on_topic, cfg, event)
-        bad = None if q.asked is None else conflicts(snap, rows, q.asked, intent.lang or "en")
+        bad = None if q.asked is None else conflicts(
+            snap, rows, q.asked, intent.lang or "en", score=score, live=res.keep, k=q.k, also=mine, tier=on_topic)
         if side is not None and mine is not None:
             # never a version the question's own versions rule out ("after the 3.0 release": not 2.0)
             lifted = _across_boundary(score, mine if bad is None else mine & ~bad, mine, raw_sim,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ from chronorank.intent.lang import get_language
 from chronorank.types import Intent
 
 __all__ = [
-    "AskedVersions", "LeadVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
+    "READ_GROW", "READ_K", "READ_MIN", "AskedVersions", "LeadMemo", "LeadVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
     "naming", "versions_of",
 ]
 
@@ -171,28 +172,65 @@ class LeadVersions:
     lines: np.ndarray  # per distinct version: the parts of the line it names, or 0 (:func:`_key`)
 
 
-def lead_versions(snap: Any, lang: str) -> LeadVersions:
-    """Every document's lead versions (read once per index state and language)."""
-    key = ("lead_versions", lang)
-    hit = snap.derived.get(key)
-    if hit is None:
-        n = len(snap)
-        owner: list[int] = []
-        which: list[int] = []
-        seen: dict[tuple[tuple[int, ...], int], int] = {}
-        for r in range(n):
-            text = snap.records[r]["text"]
-            for name in dict.fromkeys(find_versions(text[: lead_cut(text)], lang)):
-                owner.append(r)
-                which.append(seen.setdefault(_key(name), len(seen)))
-        own = np.asarray(owner, dtype=np.int64)
+class LeadMemo:
+    """The lead versions of the rows read so far, for one language. A snapshot shares it with
+    the snapshots appended to it (old rows keep their numbers), so a search after ``add()``
+    reads only the new documents' leads, and a search reads only its candidates' leads: the
+    regex work is paid once per document, when a version question first meets it (about 20
+    us a lead), never for the whole corpus at a load or an append."""
+
+    def __init__(self) -> None:
+        self.done = np.zeros(0, dtype=bool)
+        self.owner: list[int] = []
+        self.which: list[int] = []
+        self.seen: dict[tuple[tuple[int, ...], int], int] = {}
+        self.lock = threading.Lock()
+        self.arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def read(self, snap: Any, rows: np.ndarray, lang: str) -> None:
+        """Read the leads of ``rows`` not read yet."""
+        with self.lock:
+            if self.done.size < len(snap):
+                self.done = np.concatenate([self.done, np.zeros(len(snap) - self.done.size, dtype=bool)])
+            need = rows[~self.done[rows]]
+            if not need.size:
+                return
+            texts = getattr(snap.records, "texts", None)  # the columnar Records: no dict per row
+            for r in np.unique(need).tolist():  # regex work: once per document
+                text = snap.records[r]["text"] if texts is None else texts[r]
+                for name in dict.fromkeys(find_versions(text[: lead_cut(text)], lang)):
+                    self.owner.append(r)
+                    self.which.append(self.seen.setdefault(_key(name), len(self.seen)))
+            self.done[need] = True
+            self.arrays = None
+
+    def lead_versions(self, n: int) -> LeadVersions:
+        """The rows read so far, as :class:`LeadVersions` over the first ``n`` rows (a row not
+        read counts as naming none)."""
+        with self.lock:
+            if self.arrays is None:
+                width = max([1, *(max(len(k[0]), k[1]) for k in self.seen)])
+                parts = np.array([_pad(k[0], width) for k in self.seen], dtype=np.int64).reshape(len(self.seen), width)
+                lines = np.array([k[1] for k in self.seen], dtype=np.int64)
+                self.arrays = (np.asarray(self.owner, dtype=np.int64), np.asarray(self.which, dtype=np.int64), parts, lines)
+            own, which, parts, lines = self.arrays
+        mine = own < n  # a longer snapshot appended to this one may have read more rows
+        own, which = own[mine], which[mine]
         named = np.zeros(n, dtype=bool)
         named[own] = True
-        width = max([1, *(max(len(k[0]), k[1]) for k in seen)])
-        parts = np.array([_pad(k[0], width) for k in seen], dtype=np.int64).reshape(len(seen), width)
-        lines = np.array([k[1] for k in seen], dtype=np.int64)
-        hit = snap.derived[key] = LeadVersions(named, own, np.asarray(which, dtype=np.int64), parts, lines)
-    return hit
+        return LeadVersions(named, own, which, parts, lines)
+
+
+def lead_versions(snap: Any, lang: str, rows: np.ndarray | None = None) -> LeadVersions:
+    """The lead versions of ``rows`` (None = every document), read once per document and
+    language (:class:`LeadMemo`); rows outside ``rows`` that no search has read yet count as
+    naming none."""
+    memo = snap.lead_memo.get(lang)
+    if memo is None:
+        memo = snap.lead_memo.setdefault(lang, LeadMemo())
+    n = len(snap)
+    memo.read(snap, np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64), lang)
+    return memo.lead_versions(n)
 
 
 def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
@@ -215,22 +253,85 @@ def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
     return out
 
 
-def conflicts(snap: Any, rows: np.ndarray | None, asked: AskedVersions, lang: str) -> np.ndarray:
+#: a version question reads the leads of its on-topic set and of its best ``max(READ_K x k,
+#: READ_MIN)`` candidates first, then READ_GROW times more at a time until its top k is
+#: settled (:func:`conflicts`)
+READ_K, READ_MIN, READ_GROW = 4, 1024, 4
+
+
+def conflicts(
+    snap: Any, rows: np.ndarray | None, asked: AskedVersions, lang: str,
+    score: np.ndarray | None = None, live: np.ndarray | None = None, k: int | None = None,
+    also: np.ndarray | None = None, tier: np.ndarray | None = None,
+) -> np.ndarray:
     """Per candidate (``rows`` of the index, None = every document): its lead names versions
-    and none of them is compatible with the question's."""
-    named, ok = _lead_compatible(snap, asked, lang)
-    bad = named & ~ok
-    return bad if rows is None else bad[rows]
+    and none of them is compatible with the question's.
+
+    Given the candidates' ``score`` (tier order applied: every on-topic candidate, ``tier``,
+    above the rest), ``live`` and the search's ``k``, the leads are read best candidates
+    first (the on-topic set and ``also`` always), only as deep as the top k needs.
+    :func:`conflicts_last` puts, within a tier that has a compatible candidate, the compatible
+    ones first and the conflicting ones after them, each in score order. So a tier read whole
+    is exact, and in a tier read in part its best candidates are settled once enough
+    compatible ones score strictly above every unread one. Unread candidates read as
+    compatible: below the k-th hit the order may differ from reading every lead, the top k
+    never does. Each lead is read once per index (:class:`LeadMemo`, kept across appends),
+    ~5-20 us a lead; a corpus where almost every lead names another version than the asked
+    one (a changelog) is read whole by its first version question."""
+    m = len(snap) if rows is None else int(np.asarray(rows).shape[0])
+    want = None if k is None else max(READ_K * int(k), READ_MIN)
+    if score is None or live is None or want is None or m <= want:
+        named, ok = _lead_compatible(snap, asked, lang, rows)
+        bad = named & ~ok
+        return bad if rows is None else bad[rows]
+    tiers = [np.ones(m, dtype=bool)] if tier is None else [tier, ~tier]
+    always = [np.flatnonzero(x) for x in (tier, also) if x is not None]
+    while True:
+        full = want >= m
+        read = np.arange(m) if full else np.argpartition(-score, want - 1)[:want]
+        if always and not full:
+            read = np.unique(np.concatenate([read, *always]))
+        doc = read if rows is None else np.asarray(rows)[read]
+        named, ok = _lead_compatible(snap, asked, lang, doc)
+        bad = np.zeros(m, dtype=bool)
+        bad[read] = named[doc] & ~ok[doc]
+        if full or _settled(score, live, bad, read, tiers, int(k)):  # type: ignore[arg-type]
+            return bad
+        want *= READ_GROW
 
 
-def naming(snap: Any, asked: AskedVersions, lang: str) -> np.ndarray:
-    """Per document: its lead names a version compatible with ``asked``."""
-    return _lead_compatible(snap, asked, lang)[1]
+def _settled(
+    score: np.ndarray, live: np.ndarray, bad: np.ndarray, read: np.ndarray, tiers: list[np.ndarray], k: int,
+) -> bool:
+    """Whether the top ``k`` after :func:`conflicts_last` is known from the ``read`` rows."""
+    unread = np.ones(score.shape[0], dtype=bool)
+    unread[read] = False
+    need = k
+    for t in tiers:
+        mine = live & t
+        left = mine & unread
+        if not left.any():  # read whole: exact
+            need -= int(np.count_nonzero(mine))
+            if need <= 0:
+                return True
+            continue
+        top_left = float(np.max(score, where=left, initial=-np.inf))
+        return int(np.count_nonzero(mine & ~unread & ~bad & (score > top_left))) >= need
+    return True
 
 
-def _lead_compatible(snap: Any, asked: AskedVersions, lang: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per document: (its lead names a version, one of them is compatible with ``asked``)."""
-    lv = lead_versions(snap, lang)
+def naming(snap: Any, asked: AskedVersions, lang: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """Per document: its lead names a version compatible with ``asked`` (read for ``rows``
+    only, None = every document; the others read as False unless read before)."""
+    return _lead_compatible(snap, asked, lang, rows)[1]
+
+
+def _lead_compatible(
+    snap: Any, asked: AskedVersions, lang: str, rows: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per document: (its lead names a version, one of them is compatible with ``asked``),
+    exact for ``rows`` (None = every document)."""
+    lv = lead_versions(snap, lang, rows)
     ok_doc = np.zeros(lv.named.shape[0], dtype=bool)
     if lv.which.size:
         ok_doc[lv.owner[_compatible(asked, lv)[lv.which]]] = True
@@ -303,8 +404,8 @@ def version_event(snap: Any, anchor_text: str, lang: str, start: np.ndarray, whe
         return -1
     day = np.floor(when / 86400.0)
     with np.errstate(invalid="ignore"):
-        ok = naming(snap, asked, lang) & (np.floor(start / 86400.0) == day)  # NaN == day is False
-    rows = np.flatnonzero(ok)
+        that_day = np.flatnonzero(np.floor(start / 86400.0) == day)  # NaN == day is False
+    rows = that_day[naming(snap, asked, lang, that_day)[that_day]]
     if not rows.size:
         return -1
     noun = re.compile(r"(?<!\w)(?:" + "|".join(events) + r")(?!\w)", re.IGNORECASE)
