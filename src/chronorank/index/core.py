@@ -1065,7 +1065,7 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     ptr = np.zeros(new_len.shape[0] + 1, dtype=np.int64)
     np.cumsum(new_len, out=ptr[1:])
     rows = np.flatnonzero(keep)
-    return _Snapshot(
+    out = _Snapshot(
         records=snap.records.take(rows),
         vectors=None if snap.vectors is None else np.ascontiguousarray(snap.vectors[keep]),
         times=np.ascontiguousarray(snap.times[:, keep]),
@@ -1076,6 +1076,8 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
         lead_len=None if snap.lead_len is None else snap.lead_len[keep],
         pending=_bg.keep_pending(snap.pending, keep),
     )
+    out.lead_memo = {lang: memo.compacted(keep) for lang, memo in list(snap.lead_memo.items())}
+    return out
 
 
 def _title_chains(

@@ -170,6 +170,7 @@ class LeadVersions:
     which: np.ndarray  # per mention: the distinct version's row in ``parts``
     parts: np.ndarray  # per distinct version: its parts without trailing zeros, zero-padded
     lines: np.ndarray  # per distinct version: the parts of the line it names, or 0 (:func:`_key`)
+    codes: np.ndarray | None = None  # per distinct version: its parts packed (_compatible_packed)
 
 
 class LeadMemo:
@@ -186,6 +187,7 @@ class LeadMemo:
         self.seen: dict[tuple[tuple[int, ...], int], int] = {}
         self.lock = threading.Lock()
         self.arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.codes: np.ndarray | None = None  # _pack(parts) of ``arrays``, when it fits
 
     def read(self, snap: Any, rows: np.ndarray, lang: str) -> None:
         """Read the leads of ``rows`` not read yet."""
@@ -202,7 +204,7 @@ class LeadMemo:
                     self.owner.append(r)
                     self.which.append(self.seen.setdefault(_key(name), len(self.seen)))
             self.done[need] = True
-            self.arrays = None
+            self.arrays = self.codes = None
 
     def lead_versions(self, n: int) -> LeadVersions:
         """The rows read so far, as :class:`LeadVersions` over the first ``n`` rows (a row not
@@ -213,12 +215,74 @@ class LeadMemo:
                 parts = np.array([_pad(k[0], width) for k in self.seen], dtype=np.int64).reshape(len(self.seen), width)
                 lines = np.array([k[1] for k in self.seen], dtype=np.int64)
                 self.arrays = (np.asarray(self.owner, dtype=np.int64), np.asarray(self.which, dtype=np.int64), parts, lines)
+                self.codes = None
             own, which, parts, lines = self.arrays
+            if self.codes is None and _fits(parts, parts.shape[1]):
+                self.codes = _pack(parts)
+            codes = self.codes
         mine = own < n  # a longer snapshot appended to this one may have read more rows
         own, which = own[mine], which[mine]
         named = np.zeros(n, dtype=bool)
         named[own] = True
-        return LeadVersions(named, own, which, parts, lines)
+        return LeadVersions(named, own, which, parts, lines, codes)
+
+
+    def compacted(self, keep: np.ndarray) -> LeadMemo:
+        """This memo for the rows ``keep`` leaves (a replacement or a deletion renumbers them)."""
+        out = LeadMemo()
+        with self.lock:
+            done = np.zeros(keep.shape[0], dtype=bool)
+            done[: min(self.done.size, keep.shape[0])] = self.done[: keep.shape[0]]
+            own = np.asarray(self.owner, dtype=np.int64)
+            which = np.asarray(self.which, dtype=np.int64)
+            seen = dict(self.seen)
+        new_row = np.cumsum(keep) - 1
+        mine = own < keep.shape[0]
+        own, which = own[mine], which[mine]
+        stay = keep[own]
+        out.done = done[keep]
+        out.owner = new_row[own[stay]].tolist()
+        out.which = which[stay].tolist()
+        out.seen = seen
+        return out
+
+    @classmethod
+    def from_arrays(
+        cls, n: int, owner: np.ndarray, which: np.ndarray, parts: np.ndarray, lines: np.ndarray,
+    ) -> LeadMemo:
+        """The memo of ``n`` rows, every lead read, from :meth:`arrays_of` (a saved index)."""
+        out = cls()
+        out.done = np.ones(n, dtype=bool)
+        out.owner = owner.tolist()
+        out.which = which.tolist()
+        out.seen = {(_strip(row), int(line)): i for i, (row, line) in enumerate(zip(parts.tolist(), lines.tolist()))}
+        out.arrays = (np.array(owner, dtype=np.int64), np.array(which, dtype=np.int64),
+                      np.array(parts, dtype=np.int64), np.array(lines, dtype=np.int64))
+        if _fits(out.arrays[2], out.arrays[2].shape[1]):
+            out.codes = _pack(out.arrays[2])
+        return out
+
+    def arrays_of(self, snap: Any, lang: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(owner, which, parts, lines) with every lead of ``snap`` read, for saving."""
+        n = len(snap)
+        self.read(snap, np.arange(n), lang)
+        lv = self.lead_versions(n)
+        return lv.owner, lv.which, lv.parts, lv.lines
+
+
+def _strip(parts: list[int]) -> tuple[int, ...]:
+    while parts and parts[-1] == 0:
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def fingerprint(lang: str) -> str:
+    """What a saved index's lead versions were read with: the language's version patterns
+    (another chronorank that reads versions differently reads the leads again)."""
+    import hashlib
+
+    version, after = _patterns(lang)
+    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}".encode()).hexdigest()[:16]
 
 
 def lead_versions(snap: Any, lang: str, rows: np.ndarray | None = None) -> LeadVersions:
@@ -238,6 +302,9 @@ def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
     :func:`_relation` over every distinct version at once."""
     width = max([lv.parts.shape[1], *(max(len(q[0]), q[1]) for q in asked.keys)])
     parts = np.pad(lv.parts, ((0, 0), (0, width - lv.parts.shape[1])))
+    if _fits(parts, width) and all(max(q[0], default=0) < (1 << _BITS) for q in asked.keys):
+        codes = lv.codes if lv.codes is not None and width == lv.parts.shape[1] else _pack(parts)
+        return _compatible_packed(asked, codes, lv.lines, width)
     cols = np.arange(width)
     out = np.zeros(parts.shape[0], dtype=bool)
     for qa, qline in asked.keys:
@@ -249,6 +316,40 @@ def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
         held |= (lv.lines > 0) & (same | (cols[None, :] >= lv.lines[:, None])).all(axis=1)
         first = np.argmax(~same, axis=1)  # the first differing part (0 where none differs: held)
         later = parts[np.arange(parts.shape[0]), first] > q[first]
+        out |= held | (later if asked.relation == "after" else ~later if asked.relation == "before" else False)
+    return out
+
+
+#: bits a version part takes in :func:`_compatible_packed` (the patterns read at most 4 digits)
+_BITS = 14
+
+
+def _fits(parts: np.ndarray, width: int) -> bool:
+    return width * _BITS <= 62 and int(parts.max(initial=0)) < (1 << _BITS)
+
+
+def _pack(parts: np.ndarray) -> np.ndarray:
+    shifts = (_BITS * np.arange(parts.shape[1] - 1, -1, -1)).astype(np.int64)
+    return (parts.astype(np.int64) << shifts).sum(axis=1)
+
+
+def _compatible_packed(asked: AskedVersions, code: np.ndarray, lines: np.ndarray, width: int) -> np.ndarray:
+    """:func:`_compatible` with each version packed into one int64, its parts big-endian
+    ``_BITS`` bits each: equal parts are equal codes, an equal prefix of ``j`` parts is an
+    equal code shifted right by the other parts' bits, and the lexicographic order of the
+    parts is the order of the codes (one 1-D pass per question version instead of several
+    over every part; 64,000 distinct versions: ~5 ms -> well under 1 ms)."""
+    shifts = (_BITS * np.arange(width - 1, -1, -1)).astype(np.int64)
+    line_shift = _BITS * (width - np.where(lines > 0, lines, width)).astype(np.int64)
+    out = np.zeros(code.shape[0], dtype=bool)
+    for qa, qline in asked.keys:
+        q = int((np.array(_pad(qa, width), dtype=np.int64) << shifts).sum())
+        held = code == q
+        if qline:  # the question names a line: it holds the releases it begins
+            s = _BITS * (width - qline)
+            held |= (code >> s) == (q >> s)
+        held |= (lines > 0) & ((code >> line_shift) == (q >> line_shift))
+        later = code > q
         out |= held | (later if asked.relation == "after" else ~later if asked.relation == "before" else False)
     return out
 
@@ -280,7 +381,9 @@ def conflicts(
     one (a changelog) is read whole by its first version question."""
     m = len(snap) if rows is None else int(np.asarray(rows).shape[0])
     want = None if k is None else max(READ_K * int(k), READ_MIN)
-    if score is None or live is None or want is None or m <= want:
+    memo = snap.lead_memo.get(lang)
+    read_all = memo is not None and memo.done.size >= len(snap) and bool(memo.done[: len(snap)].all())
+    if score is None or live is None or want is None or m <= want or read_all:
         named, ok = _lead_compatible(snap, asked, lang, rows)
         bad = named & ~ok
         return bad if rows is None else bad[rows]
