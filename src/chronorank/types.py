@@ -515,9 +515,9 @@ class Ranking(Sequence[Hit]):
             text = f"published {format_epoch(hit.time)}"
         elif ended and mode != "range":
             text = (f"published {format_epoch(hit.time)}; its validity ended "
-                    f"{max(hit.age_days, 0.0):.0f} days before {ref_name}")
+                    f"{max(hit.age_days, 0.0) + 0.0:.0f} days before {ref_name}")
         elif b == 2:  # published after the period (BAND_NAMES[2])
-            text = f"published {format_epoch(hit.time)}, {max(-hit.age_days, 0.0):.0f} days after the period"
+            text = f"published {format_epoch(hit.time)}, {max(-hit.age_days, 0.0) + 0.0:.0f} days after the period"  # + 0.0: never "-0"
             b = -1  # said already
         elif hit.age_days >= 0:
             text = f"published {format_epoch(hit.time)}, {hit.age_days:.0f} days before {ref_name}"

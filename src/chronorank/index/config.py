@@ -73,6 +73,15 @@ the second-newest airflow release) and a wrong first hit buried the right projec
 share a dateline lead ("CNN --") have pairwise cosine median 0.14, the releases of one
 changelog project 0.55, the versions of one fixture page 0.49-0.99. ``none`` turns the rule off.
 
+Version-aware rules (with the two above; no setting of their own: ``topical_margin=none`` or
+``version_floor=none`` turn them off): a page whose first sentence names only versions the
+question rules out ranks below the rest of its tier (:mod:`chronorank.index.version_conflict`);
+for a before / after question the first hit's version across the boundary ranks right after it
+(``core._across_boundary``); the page announcing an anchor's version is its event page
+(:func:`chronorank.index.version_conflict.version_event`). On ``benchmarks/data/time_semantics``
+off-topic-above-on-topic in the top 3 went 4 -> 0 (4 -> 0 with ``group_key``), top-1 0.986 /
+1.000 unchanged; benchmarks/cross_domain.py: the default row does not move.
+
 BM25 query terms are weighted by ``idf ** idf_power`` on top of BM25's own idf. The
 default 3 lets a query's rare subject ("marshmallow") outweigh words common in the corpus
 ("release", "changed") that it shares with fresher, unrelated documents: on the changelog

@@ -32,7 +32,7 @@ class _Snapshot:
     __slots__ = (
         "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols", "bufs",
-        "title_sums", "pending", "derived", "series_keys",
+        "title_sums", "pending", "derived", "series_keys", "lead_memo",
     )
 
     def __init__(
@@ -73,6 +73,8 @@ class _Snapshot:
         self.derived: dict[Any, Any] = {}  # per-state arrays the search derives from times (lazy)
         self.bufs: dict[str, _Buffer] = {}  # room to append to the arrays (add())
         self.series_keys: dict[int, str] = {}  # row -> _series_key of its text (memo, lazy)
+        # language -> version_conflict.LeadMemo, shared with the snapshots appended to this one
+        self.lead_memo: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -146,6 +148,7 @@ class _Snapshot:
             lead_len=None if lead_len is None or self.lead_len is None else _extend(bufs, "lead_len", self.lead_len, lead_len),
         )
         snap.bufs = bufs
+        snap.lead_memo = self.lead_memo  # old rows keep their numbers: their leads are read
         titles = self.title_sums
         if titles is not None and lead_len is not None:
             sums, has = _lead_sums(t_ids, t_ptr, lead_len)

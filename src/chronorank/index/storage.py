@@ -15,6 +15,12 @@ An index is a directory::
                             in format 1, where the lead is derived at the first query)
         lead_data.npy, lead_indices.npy, lead_indptr.npy   the lead field's BM25 matrix for
                             the manifest's ``lead.tokens`` (format 2, optional)
+        leadver_owner.npy, leadver_which.npy   int64 (m,): each version a lead names (English
+                            patterns): its document's row and its row in leadver_parts.npy
+        leadver_parts.npy   int64 (d, w), leadver_lines.npy int64 (d,): the distinct versions
+                            (index.version_conflict; optional, and read only when the
+                            manifest's ``lead_versions.fingerprint`` is this chronorank's,
+                            else the leads are read again when a version question needs them)
 
 Saving is atomic: the new generation is written under a temporary name, every file and
 the directory are fsynced, the directory is renamed into place, and only then is
@@ -80,6 +86,8 @@ from chronorank.index.bm25 import Bm25Matrix, encode_terms
 from chronorank.index.embedders import get_embedder
 from chronorank.index.snapshot import VectorsPending, _Snapshot
 from chronorank.index.text import ANALYZER_VERSION, analyze_many
+from chronorank.index.version_conflict import LeadMemo
+from chronorank.index.version_conflict import fingerprint as lead_fingerprint
 
 if TYPE_CHECKING:
     from chronorank.index.core import TemporalIndex
@@ -108,11 +116,18 @@ _ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
     "lead_data.npy": ("f", (4, 8)),
     "lead_indices.npy": ("i", (4,)),
     "lead_indptr.npy": ("i", (8,)),
+    "leadver_owner.npy": ("i", (8,)),
+    "leadver_which.npy": ("i", (8,)),
+    "leadver_parts.npy": ("i", (8,)),
+    "leadver_lines.npy": ("i", (8,)),
 }
 _REQUIRED = ("docs.jsonl", "vocab.json", "times.npy", "term_ids.npy", "term_ptr.npy",
              "bm25_data.npy", "bm25_indices.npy", "bm25_indptr.npy")
 _LEAD_MATRIX = ("lead_data.npy", "lead_indices.npy", "lead_indptr.npy")
-_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX}
+_LEAD_VERSIONS = ("leadver_owner.npy", "leadver_which.npy", "leadver_parts.npy", "leadver_lines.npy")
+#: the language whose version patterns a saved index's lead versions are read with
+_LEAD_VERSIONS_LANG = "en"
+_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _thread_locks: dict[str, threading.Lock] = {}
@@ -325,6 +340,14 @@ def _write_generation(
         npy("lead_data.npy", lead_m.data)
         npy("lead_indices.npy", lead_m.indices)
         npy("lead_indptr.npy", lead_m.indptr)
+        # every lead's versions, read now (once) so that the first version question after a
+        # load reads none (benchmarks/lead_load.py)
+        memo = snap.lead_memo.get(_LEAD_VERSIONS_LANG)
+        if memo is None:
+            memo = snap.lead_memo.setdefault(_LEAD_VERSIONS_LANG, LeadMemo())
+        v_owner, v_which, v_parts, v_lines = memo.arrays_of(snap, _LEAD_VERSIONS_LANG)
+        for name, a in zip(_LEAD_VERSIONS, (v_owner, v_which, v_parts, v_lines)):
+            npy(name, np.ascontiguousarray(a, dtype=np.int64))
         vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
         (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
         files["vocab.json"] = tmp / "vocab.json"
@@ -342,6 +365,9 @@ def _write_generation(
             "config": index.config.spec(),
             "bm25": {"k1": index.k1, "b": index.b, "method": "lucene"},
             "lead": {"tokens": lead_tokens},
+            "lead_versions": {"lang": _LEAD_VERSIONS_LANG, "fingerprint": lead_fingerprint(_LEAD_VERSIONS_LANG),
+                              "mentions": int(v_owner.shape[0]), "distinct": int(v_parts.shape[0]),
+                              "width": int(v_parts.shape[1])},
             "analyzer": ANALYZER_VERSION,
             "group_key": index.group_key if isinstance(index.group_key, str) else None,
             "bad_dates": index.bad_dates,
@@ -674,6 +700,7 @@ def _load_once(
             if not (all(f in files for f in _LEAD_MATRIX) and _is_int(tokens) and tokens >= 1 and lead_len is not None):
                 raise _corrupt(root, "the lead matrix files, lead_len.npy and manifest.json's lead entry disagree")
             lead_m = (int(tokens), csc("lead"))
+        lead_memo = _read_lead_versions(root, files, man.get("lead_versions"), arr, n)
     finally:
         for fh in handles.values():
             fh.close()  # np.memmap keeps its own mapping
@@ -720,5 +747,30 @@ def _load_once(
     snap.groups = idx._group_codes(records)
     if lead_m is not None:
         snap._lead[lead_m[0]] = lead_m[1]
+    if lead_memo is not None:
+        snap.lead_memo[_LEAD_VERSIONS_LANG] = lead_memo
     idx._snap = snap
     return idx
+
+
+def _read_lead_versions(root: Path, files: dict[str, Any], info: Any, arr: Any, n: int) -> LeadMemo | None:
+    """The saved lead versions as a :class:`LeadMemo`, each array checked against the others;
+    None when the index has none or read them with other patterns (they are read again)."""
+    present = [f in files for f in _LEAD_VERSIONS]
+    if not any(present):
+        return None
+    ok_info = isinstance(info, dict) and all(_is_int(info.get(k)) and info[k] >= 0 for k in ("mentions", "distinct", "width"))
+    if not all(present) or not ok_info:
+        raise _corrupt(root, "the lead version files and manifest.json's lead_versions entry disagree")
+    if info.get("lang") != _LEAD_VERSIONS_LANG or info.get("fingerprint") != lead_fingerprint(_LEAD_VERSIONS_LANG):
+        return None
+    m, d, w = int(info["mentions"]), int(info["distinct"]), int(info["width"])
+    owner = np.asarray(arr("leadver_owner.npy", (m,)))
+    which = np.asarray(arr("leadver_which.npy", (m,)))
+    parts = np.asarray(arr("leadver_parts.npy", (d, w)))
+    lines = np.asarray(arr("leadver_lines.npy", (d,)))
+    _check_range(root, "leadver_owner.npy", owner, n)
+    _check_range(root, "leadver_which.npy", which, d)
+    _check_range(root, "leadver_parts.npy", parts.ravel(), 1 << 62)
+    _check_range(root, "leadver_lines.npy", lines, w + 1)
+    return LeadMemo.from_arrays(n, owner, which, parts, lines)

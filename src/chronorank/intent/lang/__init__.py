@@ -28,6 +28,9 @@ A language file holds (all keys optional except ``code``):
 - ``frame_verbs``: regexes for a question's frame whose group 1 is a generic change verb
   ("*what changed* in the 2.0 release"): it names no topic, so the keyword lane drops it
   (:func:`chronorank.intent.rules.keyword_text`).
+- ``quantity_words``: regex fragments for words that make a number after them a quantity,
+  not a version ("2.9 million", "7.0 magnitude"): the index's version-conflict rule
+  (:mod:`chronorank.index.version_conflict`) skips such numbers.
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
   ``historical``, ``timeless``, ``howto``.
 """
