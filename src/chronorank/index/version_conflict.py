@@ -188,6 +188,8 @@ class LeadMemo:
         self.lock = threading.Lock()
         self.arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.codes: np.ndarray | None = None  # _pack(parts) of ``arrays``, when it fits
+        # (n,) -> LeadVersions and (n, keys, relation) -> (named, compatible) of this state
+        self.cache: dict[Any, Any] = {}
 
     def read(self, snap: Any, rows: np.ndarray, lang: str) -> None:
         """Read the leads of ``rows`` not read yet."""
@@ -205,11 +207,15 @@ class LeadMemo:
                     self.which.append(self.seen.setdefault(_key(name), len(self.seen)))
             self.done[need] = True
             self.arrays = self.codes = None
+            self.cache = {}
 
     def lead_versions(self, n: int) -> LeadVersions:
         """The rows read so far, as :class:`LeadVersions` over the first ``n`` rows (a row not
         read counts as naming none)."""
         with self.lock:
+            hit = self.cache.get((n,))
+            if hit is not None:
+                return hit  # type: ignore[no-any-return]
             if self.arrays is None:
                 width = max([1, *(max(len(k[0]), k[1]) for k in self.seen)])
                 parts = np.array([_pad(k[0], width) for k in self.seen], dtype=np.int64).reshape(len(self.seen), width)
@@ -224,7 +230,12 @@ class LeadMemo:
         own, which = own[mine], which[mine]
         named = np.zeros(n, dtype=bool)
         named[own] = True
-        return LeadVersions(named, own, which, parts, lines, codes)
+        out = LeadVersions(named, own, which, parts, lines, codes)
+        with self.lock:
+            if len(self.cache) > 64:
+                self.cache = {}
+            self.cache[(n,)] = out
+        return out
 
 
     def compacted(self, keep: np.ndarray) -> LeadMemo:
@@ -435,9 +446,16 @@ def _lead_compatible(
     """Per document: (its lead names a version, one of them is compatible with ``asked``),
     exact for ``rows`` (None = every document)."""
     lv = lead_versions(snap, lang, rows)
+    memo = snap.lead_memo[lang]
+    key = (lv.named.shape[0], asked.keys, asked.relation)
+    hit = memo.cache.get(key)  # the same question again, or its search's second pool
+    if hit is not None and hit[0] is lv.named:
+        return hit  # type: ignore[no-any-return]
     ok_doc = np.zeros(lv.named.shape[0], dtype=bool)
     if lv.which.size:
         ok_doc[lv.owner[_compatible(asked, lv)[lv.which]]] = True
+    with memo.lock:
+        memo.cache[key] = (lv.named, ok_doc)
     return lv.named, ok_doc
 
 
