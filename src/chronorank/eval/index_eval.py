@@ -63,7 +63,7 @@ def evaluate_index(
         refs[qid] = float(ranking.meta.get("now", to_epoch(ref) if ref is not None else float("nan")))
         kinds[qid] = q.get("kind")
     snap = index._snap
-    times = {d: float(t) for d, t in zip(snap.ids, snap.times[0])}
+    times = dict(zip(snap.ids, snap.times[0].tolist()))
     res = evaluate(run, qrels, list(metrics), times=times, reference_times=refs)
     overall = dict(res["mean"])
     overall["queries"] = len(qrels)
