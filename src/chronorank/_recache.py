@@ -32,7 +32,9 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compile_cached", "read_entry", "regex_cache_dir", "write_entry"]
+from chronorank import __version__
+
+__all__ = ["code_stamp", "compile_cached", "read_entry", "regex_cache_dir", "write_entry"]
 
 try:  # CPython internals; anything else falls back to re.compile
     import _sre
@@ -45,6 +47,21 @@ except (ImportError, AttributeError, StopIteration):  # pragma: no cover - not C
     _BUILD = ""
 
 _memo: dict[str, re.Pattern[str]] = {}
+
+
+def code_stamp() -> str:
+    """A digest of this chronorank's version and source files (path, size and mtime of every
+    module), for caches of what it built (``eval``'s indexes, ``demo``'s): a changed or
+    edited checkout never loads what an older one saved."""
+    root = Path(__file__).parent  # the package
+    out = [__version__]
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                out.append(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256(json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def env_cache_dir(env: str, name: str) -> Path | None:

@@ -35,9 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import chronorank
-from chronorank import __version__
-from chronorank._recache import env_cache_dir
+from chronorank._recache import code_stamp, env_cache_dir
 from chronorank.errors import ChronorankError
 from chronorank.eval.index_eval import _benchmark_docs, index_for_benchmark
 from chronorank.index.config import IndexConfig
@@ -47,7 +45,7 @@ from chronorank.index.embed_cache import cache_dir, model_key
 __all__ = ["cached_benchmark_index", "file_source", "index_cache_dir", "load_cached_index"]
 
 _KEEP = 8  # entries kept (most recently used first)
-_FORMAT = 1  # bump when the key's contents change meaning
+_FORMAT = 2  # bump when the key's contents change meaning
 
 
 def index_cache_dir() -> Path | None:
@@ -58,22 +56,10 @@ def index_cache_dir() -> Path | None:
     return env_cache_dir("CHRONORANK_INDEX_CACHE", "indexes")
 
 
-def _code_stamp() -> list[str]:
-    root = Path(chronorank.__file__).parent
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                out.append(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:{st.st_mtime_ns}")
-    return out
-
-
 def _cache_key(docs: Sequence[Mapping[str, Any]] | None, config: Any, embedder_key: str, source: str | None = None) -> str:
     """The entry's name: over the documents, or over their ``source`` (:func:`file_source`)."""
     material: dict[str, Any] = {
-        "format": _FORMAT, "chronorank": __version__, "code": _code_stamp(),
+        "format": _FORMAT, "code": code_stamp(),
         "embedder": embedder_key, "config": repr(config),
     }
     if source is not None:
