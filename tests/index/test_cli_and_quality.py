@@ -105,7 +105,8 @@ def test_demo_reuses_its_index_until_the_code_or_the_corpus_changes(tmp_path, mo
     assert len(cached()) == 1 and cached() != [entry]  # the older build's index is removed
     snap = datasets.release_snapshot(None)
     changed = {**snap, "documents": snap["documents"][1:]}
-    monkeypatch.setattr(datasets, "release_snapshot", lambda path: changed)  # another corpus
+    edited = (json.dumps(changed).encode(), changed)
+    monkeypatch.setattr(datasets, "read_release_snapshot", lambda path: edited[::-1])  # another corpus
     assert "indexed 241 release notes" in first_line()
 
 

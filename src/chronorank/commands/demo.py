@@ -51,13 +51,14 @@ def _cache_dir(embedder: str, stamp: str) -> Path:
     return Path(base) / "chronorank" / f"demo-index-{embedder.replace(':', '_').replace('/', '_')}-{stamp}"
 
 
-def _stamp(snap: Any, embedder: Any, spec: str) -> str:
-    """What the cached index was built from: the snapshot, the model and the code."""
+def _stamp(snapshot: bytes, embedder: Any, spec: str) -> str:
+    """What the cached index was built from: the snapshot file's bytes, the model and the code."""
     from chronorank import _recache
     from chronorank.index.embed_cache import model_key
 
-    material = {"snapshot": snap, "embedder": model_key(embedder) or spec, "code": _recache.code_stamp()}
-    return hashlib.sha256(json.dumps(material, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+    material = {"snapshot": hashlib.sha256(snapshot).hexdigest(), "embedder": model_key(embedder) or spec,
+                "code": _recache.code_stamp()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _prune(cache: Path) -> None:
@@ -74,13 +75,13 @@ def _prune(cache: Path) -> None:
 
 def run(args: Any) -> int:
     from chronorank.commands._index_common import print_ranking
-    from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
+    from chronorank.eval.datasets import read_release_snapshot, release_benchmark_from_snapshot
     from chronorank.index import TemporalIndex, get_embedder
 
-    snap = release_snapshot(None)
+    snap, data = read_release_snapshot(None)
     now = snap["fetched_at"]
     embedder = get_embedder(args.embedder)
-    cache = _cache_dir(args.embedder, _stamp(snap, embedder, args.embedder))
+    cache = _cache_dir(args.embedder, _stamp(data, embedder, args.embedder))
     t0 = time.perf_counter()
     idx = None
     if not (args.rebuild or args.no_cache):
