@@ -417,7 +417,7 @@ class TemporalIndex:
         kernel = tcfg.kernel
         return Ranking(
             ids=sub_ids,
-            payloads=snap.records.take(doc_rows),  # a record dict is built when a hit is read
+            payloads=snap.records.view(doc_rows),  # a record dict is built when a hit is read
             order=np.arange(top.size),
             score=scored.score[top],
             similarity=scored.sim[top],
