@@ -32,7 +32,9 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compile_cached", "read_entry", "regex_cache_dir", "write_entry"]
+from chronorank import __version__
+
+__all__ = ["code_stamp", "compile_cached", "read_entry", "regex_cache_dir", "write_entry"]
 
 try:  # CPython internals; anything else falls back to re.compile
     import _sre
@@ -45,6 +47,27 @@ except (ImportError, AttributeError, StopIteration):  # pragma: no cover - not C
     _BUILD = ""
 
 _memo: dict[str, re.Pattern[str]] = {}
+
+
+def code_stamp() -> str:
+    """A digest of this chronorank's version and source files (path, size and mtime of every
+    module), for caches of what it built (``eval``'s indexes, ``demo``'s): a changed or
+    edited checkout never loads what an older one saved."""
+    out = [__version__]
+
+    def walk(folder: str, rel: str) -> None:  # scandir, not os.walk + relpath: 0.5 ms, not 1.2
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            if e.name.endswith(".py") and e.is_file():
+                st = e.stat()
+                out.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns}")
+        for e in entries:
+            if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                walk(e.path, f"{rel}{e.name}/")
+
+    walk(str(Path(__file__).parent), "")  # the package
+    return hashlib.sha256(json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def env_cache_dir(env: str, name: str) -> Path | None:

@@ -127,6 +127,53 @@ def test_eval_rerun_prints_the_same_report(caches, capsys):
     assert capsys.readouterr().out == first
 
 
+def _eval_args(corpus: Path, *extra: str) -> list[str]:
+    return ["eval", "--corpus", str(corpus), "--queries", str(EXAMPLES / "queries.jsonl"), "--embedder", "none", *extra]
+
+
+def test_eval_rerun_finds_its_index_by_the_file_without_reading_the_corpus(caches, capsys, monkeypatch, tmp_path):
+    from chronorank.commands import _input
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes((EXAMPLES / "corpus.jsonl").read_bytes())
+    assert main(_eval_args(corpus)) == 0
+    first = capsys.readouterr().out
+
+    def unread(*args, **kwargs):
+        raise AssertionError("a rerun on an unchanged corpus file read the corpus")
+
+    monkeypatch.setattr(_input, "read_corpus", unread)
+    assert main(_eval_args(corpus)) == 0
+    assert capsys.readouterr().out == first
+    assert len(_entries(caches)) == 1
+
+
+def test_eval_rebuilds_for_an_edited_corpus_even_with_its_size_and_mtime_kept(caches, capsys, tmp_path):
+    import os
+
+    from chronorank.index import TemporalIndex
+
+    corpus = tmp_path / "corpus.jsonl"
+    docs = _read(EXAMPLES / "corpus.jsonl")
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert main(_eval_args(corpus)) == 0
+    (entry,) = _entries(caches)
+    st = corpus.stat()
+    text = docs[0]["text"]
+    i = next(j for j, c in enumerate(text) if c.isalpha())
+    docs[0]["text"] = text[:i] + ("X" if text[i] != "X" else "Y") + text[i + 1:]  # one letter, same size
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    os.utime(corpus, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert corpus.stat().st_size == st.st_size and corpus.stat().st_mtime_ns == st.st_mtime_ns
+    assert main(_eval_args(corpus)) == 0
+    (new,) = [p for p in _entries(caches) if p != entry]
+    assert TemporalIndex.load(new).get(docs[0]["id"])["text"] == docs[0]["text"]
+    # how the file is read is in the key too: day-first slash dates are other documents
+    assert main(_eval_args(corpus, "--dayfirst")) == 0
+    assert len(_entries(caches)) == 3
+    capsys.readouterr()
+
+
 def test_only_the_most_recently_used_entries_are_kept(caches, monkeypatch):
     import os
     import time

@@ -81,6 +81,35 @@ def test_demo_runs_offline(tmp_path, monkeypatch, capsys):
     assert "ruff" in json.loads(capsys.readouterr().out.splitlines()[0])["hits"][0]["id"]
 
 
+def test_demo_reuses_its_index_until_the_code_or_the_corpus_changes(tmp_path, monkeypatch, capsys):
+    from chronorank import _recache
+    from chronorank.eval import datasets
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    demo = ["demo", "--embedder", "hashing", "-k", "1", "what changed in the latest release of ruff"]
+
+    def first_line() -> str:
+        assert main(demo) == 0
+        return capsys.readouterr().out.splitlines()[0]
+
+    def cached() -> list[str]:
+        return sorted(p.name for p in (tmp_path / "chronorank").iterdir() if p.name.startswith("demo-index-"))
+
+    assert "indexed" in first_line()
+    assert "loaded the cached index" in first_line()
+    (entry,) = cached()
+    stamp = _recache.code_stamp()
+    monkeypatch.setattr(_recache, "code_stamp", lambda: stamp + "-edited")  # another chronorank
+    assert "indexed" in first_line()
+    assert "loaded the cached index" in first_line()
+    assert len(cached()) == 1 and cached() != [entry]  # the older build's index is removed
+    snap = datasets.release_snapshot(None)
+    changed = {**snap, "documents": snap["documents"][1:]}
+    edited = (json.dumps(changed).encode(), changed)
+    monkeypatch.setattr(datasets, "read_release_snapshot", lambda path: edited[::-1])  # another corpus
+    assert "indexed 241 release notes" in first_line()
+
+
 # ----------------------------------------------------------------- MiniLM embedder
 
 

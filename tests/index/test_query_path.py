@@ -89,6 +89,10 @@ def test_records_read_back_as_the_dicts_they_replaced() -> None:
     assert idx.get("c")["metadata"] == {}
     hits = idx.search("alpha release", k=3, now="2024-06-01")
     assert hits.payloads[0] == idx.get("a")
+    # a result's payloads: the records of its hits, in rank order, built when read
+    view = recs.view([2, 0])
+    assert len(view) == 2 and view[0] == recs[2] and view[-1] == recs[0] and view[:] == [recs[2], recs[0]]
+    assert [h.payload for h in hits] == [idx.get(h.id) for h in hits]
 
 
 def test_saved_documents_are_written_as_before(tmp_path) -> None:  # noqa: ANN001

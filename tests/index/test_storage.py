@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import mmap
 import os
 
 import numpy as np
@@ -28,6 +29,15 @@ def saved(tmp_path):
     return idx, path
 
 
+def _mapped(a):
+    """Whether ``a`` reads a file mapping (its ``base`` chain ends at an ``mmap.mmap``)."""
+    while a is not None:
+        if isinstance(a, mmap.mmap):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
 def _results(idx):
     r = idx.search("latest caching change", k=5, now=NOW)
     return [(h.id, round(h.score, 6)) for h in r]
@@ -38,7 +48,8 @@ def test_round_trip_gives_identical_results(saved):
     loaded = TemporalIndex.load(path)
     assert len(loaded) == len(idx) and loaded.get("proj@1.3") == idx.get("proj@1.3")
     assert _results(loaded) == _results(idx)
-    assert isinstance(loaded._snap.vectors, np.memmap)  # memory-mapped, not read into RAM
+    assert _mapped(loaded._snap.vectors) and _mapped(loaded._snap.times)  # memory-mapped, not read into RAM
+    assert type(loaded._snap.times) is np.ndarray  # a plain view: no np.memmap Python code per slice
     assert loaded.config.spec() == idx.config.spec()
 
 

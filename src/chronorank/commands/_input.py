@@ -47,6 +47,11 @@ def warn(command: str, message: str) -> None:
 
 def read_text(path: str | Path, flag: str) -> str:
     """The whole file as text: UTF-8 with or without a byte-order mark, never a binary file."""
+    return decode(read_bytes(path, flag), f"{flag} {str(Path(path))!r}")
+
+
+def read_bytes(path: str | Path, flag: str) -> bytes:
+    """The whole file's bytes; a directory, a missing or an unreadable file is an error naming ``flag``."""
     p = Path(path)
     if p.is_dir():
         raise InvalidInput(
@@ -55,10 +60,9 @@ def read_text(path: str | Path, flag: str) -> str:
     if not p.exists():
         raise InvalidInput(f"{flag} {str(p)!r} does not exist; give a JSON Lines file ({FORMAT_DOC})")
     try:
-        data = p.read_bytes()
+        return p.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"{flag} {str(p)!r} cannot be read ({exc.strerror}); check the path and its permissions") from None
-    return decode(data, f"{flag} {str(p)!r}")
 
 
 def check_dates(
@@ -145,13 +149,16 @@ def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command:
 
 
 def read_corpus(
-    path: str | Path, command: str, flag: str = "corpus", *, bad_dates: str = "raise", dayfirst: bool = False
+    path: str | Path, command: str, flag: str = "corpus", *, bad_dates: str = "raise", dayfirst: bool = False,
+    data: bytes | None = None,
 ) -> list[dict[str, Any]]:
-    """A docs/format.md corpus, checked and normalised; exit code 3 when it holds no documents."""
+    """A docs/format.md corpus, checked and normalised; exit code 3 when it holds no documents.
+    ``data``: the file's bytes, when the caller has read them (:func:`read_bytes`)."""
     from chronorank.eval.datasets import normalize_document
 
     where = str(path)
-    rows = parse_jsonl(read_text(path, flag), where, "document")
+    text = read_text(path, flag) if data is None else decode(data, f"{flag} {str(Path(path))!r}")
+    rows = parse_jsonl(text, where, "document")
     if not rows:
         raise NothingToDo(f"{flag} {where!r} holds no documents; nothing to do (add JSON lines, see {FORMAT_DOC})")
     seen: dict[str, int] = {}

@@ -3,12 +3,18 @@
 The corpus is the tdw-rag release-notes snapshot (242 GitHub release notes of 13
 projects, MIT, bundled in ``chronorank/eval/bundled``). "Now" is pinned to the snapshot's
 ``fetched_at`` time so the answers do not drift with the wall clock. The built index is
-cached (``$XDG_CACHE_HOME/chronorank/demo-index``), so a second run skips the embedding.
+cached (``$XDG_CACHE_HOME/chronorank/demo-index-<embedder>-<stamp>``), so a second run skips
+the embedding; the stamp is a digest of the snapshot, the embedder's model key and this
+chronorank's code (:func:`chronorank._recache.code_stamp`), so a changed one builds
+anew (and the older stamps of that embedder are removed).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -40,24 +46,47 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _cache_dir(embedder: str) -> Path:
+def _cache_dir(embedder: str, stamp: str) -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronorank" / f"demo-index-{embedder.replace(':', '_').replace('/', '_')}"
+    return Path(base) / "chronorank" / f"demo-index-{embedder.replace(':', '_').replace('/', '_')}-{stamp}"
+
+
+def _stamp(snapshot: bytes, embedder: Any, spec: str) -> str:
+    """What the cached index was built from: the snapshot file's bytes, the model and the code."""
+    from chronorank import _recache
+    from chronorank.index.embed_cache import model_key
+
+    material = {"snapshot": hashlib.sha256(snapshot).hexdigest(), "embedder": model_key(embedder) or spec,
+                "code": _recache.code_stamp()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _prune(cache: Path) -> None:
+    """Remove the other stamps of this embedder's cached index (built by older code or data)."""
+    prefix = cache.name[: cache.name.rindex("-") + 1]  # demo-index-<embedder>-, then 16 hex digits
+    try:
+        others = [p for p in cache.parent.iterdir() if p != cache and p.is_dir() and len(p.name) == len(cache.name)
+                  and p.name.startswith(prefix) and all(c in "0123456789abcdef" for c in p.name[len(prefix):])]
+    except OSError:
+        return
+    for p in others:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def run(args: Any) -> int:
     from chronorank.commands._index_common import print_ranking
-    from chronorank.eval.datasets import release_benchmark_from_snapshot, release_snapshot
-    from chronorank.index import TemporalIndex
+    from chronorank.eval.datasets import read_release_snapshot, release_benchmark_from_snapshot
+    from chronorank.index import TemporalIndex, get_embedder
 
-    snap = release_snapshot(None)
+    snap, data = read_release_snapshot(None)
     now = snap["fetched_at"]
-    cache = _cache_dir(args.embedder)
+    embedder = get_embedder(args.embedder)
+    cache = _cache_dir(args.embedder, _stamp(data, embedder, args.embedder))
     t0 = time.perf_counter()
     idx = None
     if not (args.rebuild or args.no_cache):
         try:
-            idx = TemporalIndex.load(cache)
+            idx = TemporalIndex.load(cache, embedder=embedder)
             # the cache holds documents, vectors and BM25 statistics; ranking settings are
             # this version's defaults, not whatever was current when the cache was written
             from chronorank.index import IndexConfig
@@ -68,7 +97,7 @@ def run(args: Any) -> int:
             idx = None
     if idx is None:
         corpus, _ = release_benchmark_from_snapshot(snap)
-        idx = TemporalIndex(embedder=args.embedder)
+        idx = TemporalIndex(embedder=embedder)
         idx.add(corpus)
         how = f"indexed {len(corpus)} release notes of 13 projects"
         if not args.no_cache:
@@ -77,6 +106,8 @@ def run(args: Any) -> int:
                 how += f" (cached in {cache})"
             except OSError:
                 pass
+            else:
+                _prune(cache)
     took = time.perf_counter() - t0
     if not args.json:
         print(f"chronorank demo: {how} in {took:.1f}s; now = {now} (the snapshot time)\n")

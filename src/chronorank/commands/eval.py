@@ -31,18 +31,27 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from chronorank.commands._input import read_corpus, read_queries
-    from chronorank.eval.index_cache import cached_benchmark_index
+    from chronorank.commands._input import read_bytes, read_corpus, read_queries
+    from chronorank.eval.index_cache import cached_benchmark_index, file_source, load_cached_index
     from chronorank.eval.index_eval import evaluate_index
     from chronorank.index import get_embedder
     from chronorank.index.config import IndexConfig
 
     config = IndexConfig.from_spec(args.config)
     embedder = get_embedder(args.embedder)  # a missing extra stops the command before any reading
-    corpus = read_corpus(args.corpus, "eval", flag="--corpus", dayfirst=args.dayfirst)
-    queries = read_queries(args.queries, ids={d["id"] for d in corpus})
-    # a rerun on the same corpus and settings loads the index the first run built and saved
-    idx = cached_benchmark_index(corpus, embedder=embedder, config=config)
+    # a rerun on the same corpus file and settings loads the index the first run built and
+    # saved, without reading the corpus again (its bytes, hashed, key the index)
+    data = read_bytes(args.corpus, "--corpus")
+    source = file_source(data, reader="read_corpus", dayfirst=args.dayfirst, bad_dates="raise")
+    idx = load_cached_index(source, embedder=embedder, config=config)
+    if idx is None:
+        corpus = read_corpus(args.corpus, "eval", flag="--corpus", dayfirst=args.dayfirst, data=data)
+        ids = {d["id"] for d in corpus}
+    else:
+        ids = set(idx.ids)  # the documents of the corpus it was built from
+    queries = read_queries(args.queries, ids=ids)
+    if idx is None:
+        idx = cached_benchmark_index(corpus, embedder=embedder, config=config, source=source)
     from chronorank.index.embed_cache import cached_queries
 
     with cached_queries(idx):  # a rerun embeds none of the queries either

@@ -329,6 +329,11 @@ def default_suites() -> list[str]:
 
 
 def release_snapshot(path: str | Path | None) -> dict[str, Any]:
+    return read_release_snapshot(path)[0]
+
+
+def read_release_snapshot(path: str | Path | None) -> tuple[dict[str, Any], bytes]:
+    """The release snapshot (the bundled one for None) and the bytes it was read from."""
     if path is not None:
         p = Path(path)
     else:
@@ -343,10 +348,11 @@ def release_snapshot(path: str | Path | None) -> dict[str, Any]:
             p = shared / "tdw-rag-release-corpus" / "release_corpus.json"
     if not p.exists():
         raise InvalidInput(f"release snapshot {str(p)!r} does not exist; pass the path of release_corpus.json.")
-    snap = json.loads(p.read_text(encoding="utf-8"))
+    data = p.read_bytes()
+    snap = json.loads(data.decode("utf-8"))
     if not isinstance(snap, dict) or "documents" not in snap:
         raise InvalidInput(f"{str(p)!r} is not a release snapshot (expected keys 'fetched_at' and 'documents').")
-    return snap
+    return snap, data
 
 
 def release_benchmark_from_snapshot(

@@ -16,7 +16,7 @@ from typing import Any
 from chronorank.errors import InvalidInput
 from chronorank.eval.metrics import evaluate, group_means
 from chronorank.index.core import TemporalIndex
-from chronorank.timeparse import to_epoch
+from chronorank.timeparse import resolve_now, to_epoch
 
 __all__ = ["evaluate_index", "index_for_benchmark", "OUTPUT_METRICS"]
 
@@ -52,18 +52,24 @@ def evaluate_index(
     qrels: dict[str, dict[str, int]] = {}
     refs: dict[str, float] = {}
     kinds: dict[str, Any] = {}
+    resolved: dict[str, float] = {}  # a benchmark's queries mostly share a few reference dates
     for q in queries:
         qid = str(q["qid"])
         ref = q.get("reference_date", q.get("reference_time"))
+        now = ref
+        if isinstance(ref, str):
+            now = resolved.get(ref)
+            if now is None:
+                now = resolved[ref] = float(resolve_now(ref))
         ranking = index.search(
-            q["query"], k=depth, now=ref, config=config, candidates=q.get("candidates")
+            q["query"], k=depth, now=now, config=config, candidates=q.get("candidates")
         )
         run[qid] = ranking.ranked_ids
         qrels[qid] = dict(q.get("relevance") or {})
         refs[qid] = float(ranking.meta.get("now", to_epoch(ref) if ref is not None else float("nan")))
         kinds[qid] = q.get("kind")
     snap = index._snap
-    times = {d: float(t) for d, t in zip(snap.ids, snap.times[0])}
+    times = dict(zip(snap.ids, snap.times[0].tolist()))
     res = evaluate(run, qrels, list(metrics), times=times, reference_times=refs)
     overall = dict(res["mean"])
     overall["queries"] = len(qrels)

@@ -156,8 +156,9 @@ def _query_values(
                 raise InvalidInput(
                     f"metric {m} needs document times; pass times={{doc_id: date}} to evaluate()."
                 )
-            if doc_times is None:
-                doc_times = np.array([_num(_lookup(times, d)) for d in ids], dtype=np.float64)
+            if doc_times is None:  # the times of the deepest cut any time metric reads
+                depth = max(len(ids) if x.k is None else x.k for x in metrics if x.name in ("stale", "age"))
+                doc_times = np.array([_num(_lookup(times, d)) for d in ids[:depth]], dtype=np.float64)
             t = doc_times[top]
             if m.name == "age":
                 if math.isnan(ref):

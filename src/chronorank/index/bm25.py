@@ -62,12 +62,16 @@ class Bm25Matrix:
         q = q[(q >= 0) & (q < self.n_terms)]
         if q.size == 0:
             return out
-        uniq, counts = np.unique(q, return_counts=True)
-        w = counts.astype(np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights is not None and bool((q[1:] > q[:-1]).all()):
+            uniq = q  # already sorted and unique (what np.unique would return), as the index passes them
+            w = np.asarray(weights, dtype=np.float64)
+        else:
+            uniq, counts = np.unique(q, return_counts=True)
+            w = counts.astype(np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
         if idf_power:
             w = w * np.power(self.idf(uniq), idf_power)
-        for t, c in zip(uniq.tolist(), w.tolist()):
-            a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+        starts, ends = self.indptr[uniq].tolist(), self.indptr[uniq + 1].tolist()
+        for a, b, c in zip(starts, ends, w.tolist()):
             if a == b:
                 continue
             rows = self.indices[a:b]

@@ -433,7 +433,7 @@ class TemporalIndex:
         kernel = tcfg.kernel
         return Ranking(
             ids=sub_ids,
-            payloads=[snap.records[int(i)] for i in doc_rows],
+            payloads=snap.records.view(doc_rows),  # a record dict is built when a hit is read
             order=np.arange(top.size),
             score=scored.score[top],
             similarity=scored.sim[top],
@@ -892,7 +892,7 @@ def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tu
     """The explanation notes of the top documents by position: the temporal layer's, and why
     a version of the first hit (or the anchor's event page) is kept above less similar pages."""
     res, versions, event = scored.res, scored.versions, scored.event
-    notes = {p: res.note(int(i)) for p, i in enumerate(top) if res.note(int(i))}
+    notes = {p: n for p, n in enumerate(res.notes_of(top.tolist())) if n}
     if versions is not None and top.size:
         lead_id = scored.ids[int(top[0])]
         for p in np.flatnonzero(versions[top][1:]).tolist():
@@ -1002,8 +1002,9 @@ def _rank_before(cols: _Columns, q: _Query, scored: _Scored, top: np.ndarray, se
         ref_sim = cols.sim
         if q.flatten and cfg.topical_margin is not None:
             ref_sim = _flatten_top(ref_sim, cfg.topical_margin, cfg.tie_break)
-    above = ref_sim[ref_sim > s_top.min()]
-    return 1 + (above[None, :] > s_top[:, None]).sum(axis=1)
+    above = np.sort(ref_sim[ref_sim > s_top.min()])
+    # how many are strictly above each: one sort, not a top x above comparison matrix
+    return 1 + above.shape[0] - np.searchsorted(above, s_top, side="right")
 
 
 def _present(x: Any) -> bool:

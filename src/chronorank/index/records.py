@@ -16,7 +16,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 
-__all__ = ["Records", "TIME_COLUMNS", "check_storable"]
+__all__ = ["Records", "RecordsView", "TIME_COLUMNS", "check_storable"]
 
 TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 
@@ -89,8 +89,40 @@ class Records(Sequence[dict[str, Any]]):
             tuple([c[i] for i in r] for c in self.raw_times), [self.metadata[i] for i in r],
         )
 
+    def view(self, rows: np.ndarray | Sequence[int]) -> RecordsView:
+        """The documents at ``rows`` as a sequence whose record dicts are built when read."""
+        return RecordsView(self, np.asarray(rows, dtype=np.int64).tolist())
+
     def __repr__(self) -> str:
         return f"Records(n={len(self)})"
+
+
+class RecordsView(Sequence[dict[str, Any]]):
+    """Some rows of a :class:`Records`, in order (a search's top k): ``view[i]`` is
+    ``records[rows[i]]``, a new dict each time, built only for the hits that are read."""
+
+    __slots__ = ("records", "rows")
+
+    def __init__(self, records: Records, rows: list[int]) -> None:
+        self.records = records
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self.records.record(r) for r in self.rows[i]]
+        return self.records.record(self.rows[i])
+
+    def __repr__(self) -> str:
+        return f"RecordsView(n={len(self)})"
 
 
 MAX_META_DEPTH = 32

@@ -566,7 +566,9 @@ def _read_array(root: Path, fh: IO[bytes], name: str, shape: tuple[int, ...], mm
     if count == 0:
         return np.zeros(shape, dtype=dtype)
     if mmap:
-        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape)
+        # a plain ndarray over the mapping: an np.memmap runs Python code (__getitem__,
+        # __array_finalize__) on every slice and result, ~20 times per search
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape).view(np.ndarray)
     out = np.fromfile(fh, dtype=dtype, count=count)
     if out.shape[0] != count:
         raise _corrupt(root, f"file {name} is truncated")

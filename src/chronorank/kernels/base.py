@@ -213,9 +213,10 @@ class BaseKernel:
         out["floor"] = self.floor
         return out
 
-    @property
+    @functools.cached_property
     def spec(self) -> str:
-        """The spec string (same as ``repr``); ``get_kernel(k.spec) == k``."""
+        """The spec string (same as ``repr``); ``get_kernel(k.spec) == k``. Kept once built:
+        every search names its kernel in ``Ranking.meta`` (the parameters are frozen)."""
         shown = {k: _display(v) for k, v in self.params.items() if not (k == "floor" and v == 0)}
         return format_spec(self.name, shown)
 
