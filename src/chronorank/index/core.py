@@ -45,6 +45,7 @@ from chronorank.index.snapshot import (  # the index's arrays (these names lived
     _empty_snapshot,
     _lead_sums,
     _Snapshot,
+    title_codes,
 )
 from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
 from chronorank.index.storage import load_index
@@ -1105,7 +1106,7 @@ def _title_chains(
             if snap.lead_len is None:
                 snap.lead_len = lead_lengths(snap.records.texts)
             snap.title_sums = _lead_sums(snap.term_ids, snap.term_ptr, snap.lead_len)
-        snap.titles = _codes(*snap.title_sums)
+        snap.titles, snap.title_index = title_codes(*snap.title_sums)
     g = snap.titles if rows is None else snap.titles[rows]
     top = float(sim.max()) if sim.size else 0.0
     if top <= 0:
@@ -1124,14 +1125,6 @@ def _title_chains(
     same = (g[order[1:]] == g[order[:-1]]) & (times[order[1:]] == times[order[:-1]])
     g = np.where(np.isin(g, g[order[1:]][same]), -1, g)
     return g if (g >= 0).any() else None
-
-
-def _codes(sums: np.ndarray, has: np.ndarray) -> np.ndarray:
-    out = np.full(sums.shape[0], -1, dtype=np.int64)
-    if has.any():
-        _, codes = np.unique(sums[has], return_inverse=True)
-        out[has] = codes.reshape(-1)
-    return out
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:
