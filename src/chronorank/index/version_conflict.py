@@ -271,6 +271,7 @@ class LeadMemo:
                       np.array(parts, dtype=np.int64), np.array(lines, dtype=np.int64))
         if _fits(out.arrays[2], out.arrays[2].shape[1]):
             out.codes = _pack(out.arrays[2])
+        out.lead_versions(n)  # built at the load, not by the first version question
         return out
 
     def arrays_of(self, snap: Any, lang: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
