@@ -239,3 +239,20 @@ def test_batch_analyzer_equals_analyze_on_every_shared_corpus():
 def test_batch_analyzer_equals_analyze_on_odd_text(texts):
     """Underscores, joiners, versions, case changes that move offsets, a cut inside a token."""
     _check_identical(texts + [t * 30 for t in texts])
+
+
+def test_appended_columns_copy_the_recent_values_only_and_leave_older_ones_unchanged(monkeypatch):
+    from chronorank.index.records import Grown, grown
+
+    monkeypatch.setattr(Grown, "FOLD", 5)
+    base = list(range(10))
+    a = grown(base, [10, 11])
+    b = grown(a, [12])
+    assert isinstance(b, Grown) and b.base is base  # the 10 first values are not copied
+    assert list(a) == list(range(12)) and b == list(range(13)) and len(b) == 13
+    assert b[-1] == 12 and b[3] == 3 and b[10:12] == [10, 11]
+    with pytest.raises(IndexError):
+        b[13]
+    c = grown(b, [13, 14, 15])  # past FOLD: one plain list again
+    assert isinstance(c, list) and c == list(range(16))
+    assert a == list(range(12)) and base == list(range(10))  # older states unchanged
