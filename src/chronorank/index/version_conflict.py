@@ -176,9 +176,10 @@ class LeadVersions:
 class LeadMemo:
     """The lead versions of the rows read so far, for one language. A snapshot shares it with
     the snapshots appended to it (old rows keep their numbers), so a search after ``add()``
-    reads only the new documents' leads, and a search reads only its candidates' leads: the
-    regex work is paid once per document, when a version question first meets it (about 20
-    us a lead), never for the whole corpus at a load or an append."""
+    reads only the new documents' leads, and a search reads only the candidates it needs
+    (:func:`conflicts`): the regex work (~5-20 us a lead) is paid once per document, when a
+    version question first needs it or when the index is saved, and a load restores it
+    (:meth:`from_arrays`)."""
 
     def __init__(self) -> None:
         self.done = np.zeros(0, dtype=bool)
@@ -222,7 +223,8 @@ class LeadMemo:
                 lines = np.array([k[1] for k in self.seen], dtype=np.int64)
                 self.arrays = (np.asarray(self.owner, dtype=np.int64), np.asarray(self.which, dtype=np.int64), parts, lines)
                 self.codes = None
-            own, which, parts, lines = self.arrays
+            arrays = self.arrays
+            own, which, parts, lines = arrays
             if self.codes is None and _fits(parts, parts.shape[1]):
                 self.codes = _pack(parts)
             codes = self.codes
@@ -232,11 +234,11 @@ class LeadMemo:
         named[own] = True
         out = LeadVersions(named, own, which, parts, lines, codes)
         with self.lock:
-            if len(self.cache) > 64:
-                self.cache = {}
-            self.cache[(n,)] = out
+            if self.arrays is arrays:  # no lead read meanwhile (read() empties the cache)
+                if len(self.cache) > 64:
+                    self.cache = {}
+                self.cache[(n,)] = out
         return out
-
 
     def compacted(self, keep: np.ndarray) -> LeadMemo:
         """This memo for the rows ``keep`` leaves (a replacement or a deletion renumbers them)."""
