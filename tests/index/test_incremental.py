@@ -251,6 +251,7 @@ def test_appended_columns_copy_the_recent_values_only_and_leave_older_ones_uncha
     assert isinstance(b, Grown) and b.base is base  # the 10 first values are not copied
     assert list(a) == list(range(12)) and b == list(range(13)) and len(b) == 13
     assert b[-1] == 12 and b[3] == 3 and b[10:12] == [10, 11]
+    assert b[8:12] == [8, 9, 10, 11] and b[2:4] == [2, 3] and b[::5] == [0, 5, 10] and b[11:99] == [11, 12]
     with pytest.raises(IndexError):
         b[13]
     c = grown(b, [13, 14, 15])  # past FOLD: one plain list again

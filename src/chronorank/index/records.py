@@ -46,9 +46,16 @@ class Grown(Sequence[Any]):
     def __getitem__(self, i: slice) -> list[Any]: ...
 
     def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return list(self)[i]
         nb = len(self.base)
+        if isinstance(i, slice):  # the slice's own values only (the analyzer reads in batches)
+            start, stop, step = i.indices(nb + len(self.tail))
+            if step != 1:
+                return list(self)[i]
+            if stop <= nb:
+                return list(self.base[start:stop])
+            if start >= nb:
+                return self.tail[start - nb:stop - nb]
+            return [*self.base[start:nb], *self.tail[: stop - nb]]
         if i < 0:
             i += nb + len(self.tail)
             if i < 0:

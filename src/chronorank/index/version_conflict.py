@@ -316,9 +316,11 @@ def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
     :func:`_relation` over every distinct version at once."""
     width = max([lv.parts.shape[1], *(max(len(q[0]), q[1]) for q in asked.keys)])
     parts = np.pad(lv.parts, ((0, 0), (0, width - lv.parts.shape[1])))
-    if _fits(parts, width) and all(max(q[0], default=0) < (1 << _BITS) for q in asked.keys):
-        codes = lv.codes if lv.codes is not None and width == lv.parts.shape[1] else _pack(parts)
-        return _compatible_packed(asked, codes, lv.lines, width)
+    if all(max(q[0], default=0) < (1 << _BITS) for q in asked.keys):
+        if lv.codes is not None and width == lv.parts.shape[1]:  # packed once per index state
+            return _compatible_packed(asked, lv.codes, lv.lines, width)
+        if _fits(parts, width):
+            return _compatible_packed(asked, _pack(parts), lv.lines, width)
     cols = np.arange(width)
     out = np.zeros(parts.shape[0], dtype=bool)
     for qa, qline in asked.keys:
