@@ -86,6 +86,7 @@ def test_demo_reuses_its_index_until_the_code_or_the_corpus_changes(tmp_path, mo
     from chronorank.eval import datasets
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CHRONORANK_RESULT_CACHE", "off")  # the index cache, not a replayed run
     demo = ["demo", "--embedder", "hashing", "-k", "1", "what changed in the latest release of ruff"]
 
     def first_line() -> str:

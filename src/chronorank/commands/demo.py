@@ -6,7 +6,9 @@ projects, MIT, bundled in ``chronorank/eval/bundled``). "Now" is pinned to the s
 cached (``$XDG_CACHE_HOME/chronorank/demo-index-<embedder>-<stamp>``), so a second run skips
 the embedding; the stamp is a digest of the snapshot, the embedder's model key and this
 chronorank's code (:func:`chronorank._recache.code_stamp`), so a changed one builds
-anew (and the older stamps of that embedder are removed).
+anew (and the older stamps of that embedder are removed). A rerun with the same snapshot,
+questions, embedder and code prints the answers the first run printed, before numpy is
+imported (:mod:`chronorank.commands._replay`); ``--rebuild`` and ``--no-cache`` compute them.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("questions", nargs="*", help="your own questions (default: four examples)")
     p.add_argument("-k", "--top-k", type=int, default=3, help="answers per question (default 3)")
     p.add_argument("--embedder", default="default", help="default (MiniLM int8 ONNX) | none | hashing (default: default)")
-    p.add_argument("--rebuild", action="store_true", help="ignore the cached demo index")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cached index")
+    p.add_argument("--rebuild", action="store_true", help="ignore the cached demo index and answers")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cached index and answers")
     p.add_argument("--json", action="store_true", help="print JSON, one object per question")
     p.set_defaults(func=run)
 
@@ -73,7 +75,36 @@ def _prune(cache: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
+def _replay_key(args: Any) -> str | None:
+    """The key of an identical rerun (:mod:`chronorank.commands._replay`), or None."""
+    from chronorank.commands import _replay
+
+    if args.no_cache:
+        return None
+    snapshot = Path(__file__).resolve().parents[1] / "eval" / "bundled" / "release_corpus.json"
+    asked = {"questions": list(args.questions or QUESTIONS), "top_k": args.top_k, "embedder": args.embedder,
+             "json": args.json}
+    return _replay.replay_key("demo", asked, [snapshot], args.embedder)
+
+
 def run(args: Any) -> int:
+    from chronorank.commands import _replay
+
+    key = _replay_key(args)
+    hit = None if args.rebuild else _replay.lookup("demo", key)
+    if hit is not None:  # an identical run: its answers, without importing numpy or a model
+        body, extra = hit
+        if not args.json:
+            print(f"chronorank demo: the same snapshot, questions, embedder and code as a run at {extra['written']}: "
+                  f"its answers, replayed (--rebuild computes them); now = {extra.get('now')} (the snapshot time)\n")
+        sys.stdout.write(body)
+        sys.stdout.flush()
+        return 0
+    return _run(args, key)
+
+
+def _run(args: Any, key: str | None) -> int:
+    from chronorank.commands import _replay
     from chronorank.commands._index_common import print_ranking
     from chronorank.eval.datasets import read_release_snapshot, release_benchmark_from_snapshot
     from chronorank.index import TemporalIndex, get_embedder
@@ -113,7 +144,9 @@ def run(args: Any) -> int:
         print(f"chronorank demo: {how} in {took:.1f}s; now = {now} (the snapshot time)\n")
     from chronorank.index.embed_cache import cached_queries
 
-    with cached_queries(idx):  # a rerun asks the same questions: their vectors come from the cache
+    # a rerun asks the same questions: their vectors come from the cache; what is printed
+    # from here on is kept for an identical rerun
+    with cached_queries(idx), _replay.recorded("demo", key, {"now": now}):
         for q in args.questions or QUESTIONS:
             ranking = idx.search(q, k=args.top_k, now=now)
             if args.json:
