@@ -13,3 +13,4 @@ _conf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conf)
 NOW, SERVER_STORES, STORES, docs_fixture = _conf.NOW, _conf.SERVER_STORES, _conf.STORES, _conf.docs_fixture
 pg_fixture = _conf.pg  # for test folders outside this one (the integration retrievers)
+make_store = _conf.make_store  # (kind, request, embedder, **kw): a store of that kind with that embedder

@@ -16,6 +16,7 @@ from store_cases import (  # (conftest.py puts tests/stores on sys.path)
     SERVER_STORES,
     STORES,
     docs_fixture,
+    make_store,
 )
 
 from chronorank.errors import InvalidInput
@@ -219,3 +220,41 @@ def test_relative_recency_needs_the_client_fallback(factory, embedder) -> None: 
     got = {h.id: h.score for h in s.search(q, k=5, now=NOW, fallback="client")}
     for d in set(got) & set(want):
         assert got[d] == pytest.approx(want[d], abs=1e-5), d
+
+
+class _Asymmetric:
+    """A model with a query side, as e5 has ("query: " / "passage: "): here the query side
+    embeds the text with two more words, so a store that embeds queries with ``embed`` scores
+    otherwise than the index."""
+
+    name = "asymmetric-test"
+
+    def __init__(self) -> None:
+        from chronorank.index import HashingEmbedder
+
+        self.inner = HashingEmbedder(64)
+        self.dim = self.inner.dim
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        return self.inner.embed(texts)
+
+    def embed_query(self, texts):  # noqa: ANN001, ANN201
+        return self.inner.embed([f"{t} proxy support" for t in texts])
+
+
+@pytest.mark.parametrize("kind", SERVER_STORES)
+def test_stores_embed_queries_with_the_models_query_side(kind, request) -> None:  # noqa: ANN001
+    from chronorank.index import TemporalIndex
+
+    model = _Asymmetric()
+    idx = TemporalIndex(embedder=model, config=CFG)
+    idx.add(docs_fixture())
+    s = make_store(kind, request, model, config=CFG)
+    s.add(docs_fixture())
+    q = "latest polars release join speed"
+    plain = TemporalIndex(embedder=model.inner, config=CFG)
+    plain.add(docs_fixture())
+    want, got = idx.search(q, k=5, now=NOW), s.search(q, k=5, now=NOW)
+    assert {h.id: round(h.score, 5) for h in plain.search(q, k=5, now=NOW)} != {h.id: round(h.score, 5) for h in want}
+    np.testing.assert_allclose([h.score for h in got], [h.score for h in want], atol=1e-5)
+    assert [h.id for h in got] == [h.id for h in want]

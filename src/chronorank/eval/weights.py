@@ -22,7 +22,7 @@ from chronorank.errors import InvalidInput
 from chronorank.eval.benchmark import Bm25Similarity, load_suite, topical_query
 from chronorank.eval.datasets import epoch_seconds, to_epoch
 from chronorank.fusion import weighted_rrf
-from chronorank.index.embedders import HashingEmbedder
+from chronorank.index.embedders import HashingEmbedder, embed_queries
 
 __all__ = ["DEFAULTS", "CANDIDATE_SETTINGS", "compare_weights", "weights_markdown", "domains_from_suites"]
 
@@ -95,7 +95,7 @@ def compare_weights(
         for j, qi in enumerate(idx):
             q = suite.queries[qi]
             topical = topical_query(q["query"])
-            qv = np.asarray(emb.embed([topical]), dtype=np.float32)[0]
+            qv = np.asarray(embed_queries(emb, [topical]), dtype=np.float32)[0]
             signals = {
                 "vector": vecs @ qv,
                 "keyword": bm25(topical),

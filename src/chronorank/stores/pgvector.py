@@ -48,7 +48,7 @@ import numpy as np
 
 from chronorank.errors import ChronorankError, InvalidInput, StoreError, require
 from chronorank.filters import filter_sql, parse_filter
-from chronorank.index.embedders import get_embedder
+from chronorank.index.embedders import embed_queries, get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.bm25 import (
     bm25_doc_values,
@@ -889,7 +889,8 @@ class PgVectorStore:
         if vector is not None:
             q = as_matrix(vector, self.dim, "vector")[0]
         elif self.embedder is not None:
-            q = as_matrix(np.asarray(self.embedder.embed([topical]), dtype=np.float32), self.dim, "query embedding")[0]
+            q = as_matrix(np.asarray(embed_queries(self.embedder, [topical]), dtype=np.float32), self.dim,
+                          "query embedding")[0]  # an asymmetric model's query side (e5: "query: ")
         else:
             if plan.dense_w > 0:
                 raise InvalidInput(

@@ -40,7 +40,7 @@ import numpy as np
 from chronorank.errors import ChronorankError, InvalidInput, require
 from chronorank.filters import filter_qdrant
 from chronorank.fusion.strategies import STRATEGIES
-from chronorank.index.embedders import get_embedder
+from chronorank.index.embedders import embed_queries, get_embedder
 from chronorank.stores import compile as cx
 from chronorank.stores.bm25 import (
     bm25_doc_values,
@@ -483,7 +483,7 @@ class QdrantStore:
             return None
         if plan.dense_w == 0 and not lanes.windows and lanes.dense == 0:
             return None
-        q = np.asarray(self.embedder.embed([topical]), dtype=np.float32)
+        q = np.asarray(embed_queries(self.embedder, [topical]), dtype=np.float32)  # e5: the "query: " side
         return as_matrix(q, self.dim, "query embedding")[0].astype(np.float64).tolist()
 
     def _query_sparse(self, terms: Mapping[int, float], plan: QueryPlan) -> tuple[Any, Any]:
