@@ -44,8 +44,11 @@ def run(args: Any) -> int:
         sys.stdout.write(body)
         sys.stdout.flush()
         return 0
-    with _replay.recorded("eval", key):
-        return _run(args)
+    with _replay.Recorder() as printed:
+        rc = _run(args)
+    if rc == 0:
+        _replay.store("eval", key, printed.text)
+    return rc
 
 
 def _run(args: Any) -> int:
