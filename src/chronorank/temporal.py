@@ -836,7 +836,9 @@ def _at_least(x: float, dtype: Any) -> Any:
 def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
     """Every live candidate in ``first`` ranks above every other live one, each side in its
     own order: the others' scores are scaled down (or, at or below 0, shifted) until the best
-    of them sits just below the lowest score in ``first``."""
+    of them sits at :func:`topic_gap` of the lowest score in ``first``; one already at or under
+    it keeps its score. So afterwards no other score is above ``topic_gap(floor)``, a bound the
+    version-conflict rule relies on (``index/version_conflict.conflicts_last``)."""
     live = np.ones(score.shape[0], dtype=bool) if live is None else live
     on = first & live
     off = np.logical_xor(on, live)  # ~first & live
@@ -844,7 +846,7 @@ def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = N
         return score
     floor = float(np.min(score, where=on, initial=np.inf))
     worst = float(np.max(score, where=off, initial=-np.inf))
-    if worst >= floor:
+    if worst > topic_gap(floor):
         # the same values as np.where(off, score * factor, score), without the temporaries
         out = np.asarray(score).astype(np.result_type(score, 1.0))  # a copy, of the dtype np.where gave
         if floor > 0:
@@ -858,6 +860,12 @@ def rank_first(score: np.ndarray, first: np.ndarray, live: np.ndarray | None = N
 
 #: An off-topic document's best score ends at this fraction of the lowest on-topic score.
 TOPIC_GAP = 0.999
+
+
+def topic_gap(floor: float) -> float:
+    """The highest score :func:`rank_first` leaves a document outside ``first`` when the lowest
+    score in ``first`` is ``floor``: ``TOPIC_GAP x floor``, or ``floor - 1`` at or below 0."""
+    return floor * TOPIC_GAP if floor > 0 else floor - 1.0
 #: :func:`versions_first`: the pages with at least this share of the best similarity are the
 #: *core*, which the first hit's versions never jump over; the first hit must be in it, or one
 #: of its versions must be the best match.

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import chronorank.index.core as core  # noqa: E402
@@ -101,6 +101,9 @@ def _ranking(r: Any) -> Any:
     picks=st.lists(st.sampled_from([0, 0, 0, 1, 2]), min_size=len(CONFIGS), max_size=len(CONFIGS)),
     k=st.sampled_from([1, 3, 10, 40]),
 )
+# found by CI: a page the version-conflict rule moved was placed against the best score under
+# its tier, which the pool did not hold ("w11 w6 2.1.0 changelog"; now the whole corpus decides)
+@example(seed=472, n=106, undated=False, validity=False, binned=False, picks=[0] * 9 + [1], k=3)
 def test_pooled_exact_search_is_the_whole_corpus_search(
     monkeypatch: pytest.MonkeyPatch, seed: int, n: int, undated: bool, validity: bool, binned: bool,
     picks: list[int], k: int,

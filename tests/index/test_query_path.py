@@ -239,7 +239,7 @@ def test_top_k_over_a_large_corpus_is_the_sorted_definition(case: str) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rank_first_is_the_plain_where(dtype: type) -> None:
-    from chronorank.temporal import TOPIC_GAP, rank_first
+    from chronorank.temporal import TOPIC_GAP, rank_first, topic_gap
 
     rng = np.random.default_rng(22)
     for trial in range(100):
@@ -249,7 +249,7 @@ def test_rank_first_is_the_plain_where(dtype: type) -> None:
         live = rng.random(n) > 0.1
         on, off = first & live, ~first & live
         floor, worst = float(score[on].min()), float(score[off].max())
-        if worst < floor:
+        if worst <= topic_gap(floor):
             expected = score
         elif floor > 0:
             expected = np.where(off, score * (floor * TOPIC_GAP / worst), score)
@@ -257,3 +257,21 @@ def test_rank_first_is_the_plain_where(dtype: type) -> None:
             expected = np.where(off, score - (worst - floor) - 1.0, score)
         got = rank_first(score, first, live)
         assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("floor", [0.5, 0.0, -0.25])
+def test_rank_first_leaves_no_other_score_inside_the_gap(floor: float) -> None:
+    """An off-topic score between topic_gap(floor) and the lowest on-topic score is brought down
+    to the gap, so topic_gap(lowest on-topic) bounds every other score (conflicts_last needs it)."""
+    from chronorank.temporal import rank_first, topic_gap
+
+    gap = topic_gap(floor)
+    inside = (gap + floor) / 2  # under the lowest on-topic score, above the gap
+    score = np.array([floor + 0.3, floor, inside, gap - 0.5])
+    first = np.array([True, True, False, False])
+    got = rank_first(score, first)
+    assert got[:2].tolist() == score[:2].tolist()
+    assert got[2] == pytest.approx(gap, abs=1e-12) and got[3] < got[2]
+    # one already at or under the gap keeps its score
+    below = np.array([floor + 0.3, floor, gap, gap - 0.5])
+    assert rank_first(below, first).tolist() == below.tolist()

@@ -39,6 +39,7 @@ import numpy as np
 
 from chronorank.index.lead import lead_cut
 from chronorank.intent.lang import get_language
+from chronorank.temporal import topic_gap
 from chronorank.types import Intent
 
 __all__ = [
@@ -488,7 +489,7 @@ def conflicts_last(
     out = score
     moved = np.zeros(score.shape[0], dtype=bool)
     tiers = [live] if tier is None else [tier & live, ~tier & live]
-    for t in tiers:
+    for i, t in enumerate(tiers):
         bad = t & conflict
         good = t & ~conflict
         if not bad.any() or not good.any():
@@ -499,6 +500,13 @@ def conflicts_last(
             continue
         rest = live & ~move & (out < low)
         below = float(np.max(out, where=rest, initial=-np.inf)) if rest.any() else (0.0 if low > 0 else low - 1.0)
+        if tier is not None and i == 0:
+            # the on-topic tier: no page of the other tier scores above topic_gap(low)
+            # (rank_first), so the moved ones go between that bound, or the best page under low
+            # if higher, and low. The same order as below the best page under low, and the same
+            # scores whether or not the pages of the other tier were scored: the index's exact
+            # search scores a pool of a large corpus (tests/index/test_exact_pool.py)
+            below = max(float(np.max(out, where=rest, initial=-np.inf)), topic_gap(low))
         lo, hi = float(out[move].min()), float(out[move].max())
         frac = (out - lo) / (hi - lo) if hi > lo else np.full(out.shape[0], 0.5)
         out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
