@@ -38,13 +38,13 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chronorank._recache import code_stamp, env_cache_dir, read_entry, write_entry
 
-__all__ = ["KEEP", "LIBRARIES", "Recorder", "lookup", "recorded", "replay_key", "store"]
+__all__ = ["KEEP", "LIBRARIES", "Recorder", "lookup", "replay_key", "store"]
 
 ENV = "CHRONORANK_RESULT_CACHE"
 KEEP = 32
@@ -198,11 +198,3 @@ class Recorder:
         assert self._cm is not None and self._tee is not None
         self._cm.__exit__(*exc)
         self.text = "".join(self._tee.parts)
-
-
-@contextlib.contextmanager
-def recorded(command: str, key: str | None, extra: Mapping[str, Any] | None = None) -> Iterator[Recorder]:
-    """Record what the block prints and keep it under ``key`` if the block returns normally."""
-    with Recorder() as rec:
-        yield rec
-    store(command, key, rec.text, extra)

@@ -146,7 +146,7 @@ def _run(args: Any, key: str | None) -> int:
 
     # a rerun asks the same questions: their vectors come from the cache; what is printed
     # from here on is kept for an identical rerun
-    with cached_queries(idx), _replay.recorded("demo", key, {"now": now}):
+    with cached_queries(idx), _replay.Recorder() as printed:
         for q in args.questions or QUESTIONS:
             ranking = idx.search(q, k=args.top_k, now=now)
             if args.json:
@@ -158,5 +158,6 @@ def _run(args: Any, key: str | None) -> int:
                 best = ranking[0]
                 text = " ".join((best.payload or {}).get("text", "").split())
                 print(f"\nanswer: {best.id} -- {text[:300]}{'...' if len(text) > 300 else ''}\n")
+    _replay.store("demo", key, printed.text, {"now": now})
     sys.stdout.flush()
     return 0

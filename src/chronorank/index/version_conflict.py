@@ -499,7 +499,6 @@ def conflicts_last(
         if not move.any():
             continue
         rest = live & ~move & (out < low)
-        below = float(np.max(out, where=rest, initial=-np.inf)) if rest.any() else (0.0 if low > 0 else low - 1.0)
         if tier is not None and i == 0:
             # the on-topic tier: no page of the other tier scores above topic_gap(low)
             # (rank_first), so the moved ones go between that bound, or the best page under low
@@ -507,6 +506,10 @@ def conflicts_last(
             # scores whether or not the pages of the other tier were scored: the index's exact
             # search scores a pool of a large corpus (tests/index/test_exact_pool.py)
             below = max(float(np.max(out, where=rest, initial=-np.inf)), topic_gap(low))
+        elif rest.any():
+            below = float(np.max(out, where=rest, initial=-np.inf))
+        else:
+            below = 0.0 if low > 0 else low - 1.0
         lo, hi = float(out[move].min()), float(out[move].max())
         frac = (out - lo) / (hi - lo) if hi > lo else np.full(out.shape[0], 0.5)
         out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
