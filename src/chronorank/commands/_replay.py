@@ -62,8 +62,8 @@ def _pinned_embedder(spec: str) -> bool:
 
 
 def _off() -> bool:
-    return any(os.environ.get(name, "").strip().lower() in ("0", "off", "false", "no", "none")
-               for name in (ENV, "CHRONORANK_INDEX_CACHE"))
+    """Off by either switch, read as every chronorank cache reads its own (``env_cache_dir``)."""
+    return _folder() is None or env_cache_dir("CHRONORANK_INDEX_CACHE", "indexes") is None
 
 
 def _libraries() -> dict[str, str]:
