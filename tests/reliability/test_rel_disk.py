@@ -212,7 +212,8 @@ def _save_with(module: types.ModuleType, tmp_path: Path, monkeypatch) -> list[st
 
 MUTANTS = {
     "no_fsync": [("os.fsync(fd)", "pass")],
-    "no_directory_fsync": [("    try:\n        os.fsync(fd)\n    except OSError:", "    try:\n        pass\n    except OSError:")],
+    "no_directory_fsync": [("    try:\n        os.fsync(fd)\n    except OSError as exc:",
+                            "    try:\n        pass\n    except OSError as exc:")],
     "current_in_place": [("os.replace(ptmp, root / CURRENT)",
                           "(root / CURRENT).write_bytes(ptmp.read_bytes()); ptmp.unlink()")],
 }
@@ -242,3 +243,54 @@ def test_save_fsyncs_and_renames_in_the_durable_order(tmp_path, monkeypatch):
 def test_the_order_check_catches_storage_code_without_fsync(tmp_path, monkeypatch, name):
     violations = _save_with(_mutant(name), tmp_path, monkeypatch)
     assert violations, f"the {name} copy passed the durability check"
+
+
+# ------------------------------------------------------------------ directory fsync (issue 31)
+
+
+def _fail_directory_fsync(monkeypatch, which: int) -> list[str]:
+    """Make the ``which``-th fsync of a directory (0-based) fail with EIO; returns the
+    directories fsynced, in order."""
+    real = os.fsync
+    seen: list[str] = []
+
+    def fsync(fd):
+        import stat
+
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            seen.append(os.readlink(f"/proc/self/fd/{fd}") if Path("/proc/self/fd").is_dir() else "?")
+            if len(seen) - 1 == which:
+                raise OSError(errno.EIO, "Input/output error")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return seen
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_failed_directory_fsync_before_the_switch_raises_and_keeps_the_old_index(tmp_path, monkeypatch, which):
+    root = tmp_path / "idx"
+    old = _index(5, "old")
+    old.save(root)
+    before = _entries(root)
+    _fail_directory_fsync(monkeypatch, which)  # 0: the new generation's, 1: the index's before the switch
+    with pytest.raises(StoreError, match="Input/output error"):
+        _index(9, "new").save(root)
+    monkeypatch.undo()
+    assert _entries(root) == before
+    assert sorted(TemporalIndex.load(root).ids) == sorted(old.ids)
+
+
+def test_a_failed_directory_fsync_after_the_switch_raises_and_says_the_new_index_is_current(tmp_path, monkeypatch):
+    root = tmp_path / "idx"
+    _index(5, "old").save(root)
+    seen = _fail_directory_fsync(monkeypatch, 2)  # the index directory, after CURRENT was replaced
+    new = _index(9, "new")
+    with pytest.raises(StoreError, match="new generation is current") as ei:
+        new.save(root)
+    assert "Input/output error" in str(ei.value)
+    monkeypatch.undo()
+    assert len(seen) == 3
+    assert sorted(TemporalIndex.load(root).ids) == sorted(new.ids)
+    new.save(root)  # the next save succeeds and cleans up
+    assert _entries(root) == {"CURRENT", "LOCK", _generation(root)}

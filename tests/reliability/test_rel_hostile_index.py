@@ -222,3 +222,86 @@ def test_a_clean_index_still_loads_and_searches(saved):
     assert len(idx.search("alpha gamma", k=5, now="2025-01-01")) == 5
     for mmap in (True, False):
         assert len(TemporalIndex.load(root, mmap=mmap, verify=False)) == 20
+
+
+# ------------------------------------------------------------------ issue 31: pipes, shapes, values
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("name", ["manifest.json", "docs.jsonl"])
+def test_a_named_pipe_in_place_of_a_file_is_refused_without_blocking(saved, name):
+    from reliability_support import time_limit
+
+    root, gen = saved
+    (gen / name).unlink()
+    os.mkfifo(gen / name)  # opening it for reading would wait for a writer forever
+    with time_limit(10):
+        _load_fails(root, name, "not a regular file")
+
+
+def test_npy_shape_overflowing_int64_is_corrupt_index(saved):
+    root, gen = saved
+    # leadver_parts.npy is (distinct, width) from the manifest: 2**40 * 2**40 wraps int64 to 0
+    big = 1 << 40
+    header = {"descr": "<i8", "fortran_order": False, "shape": (big, big)}
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, header)
+    _forge(root, gen, "leadver_parts.npy", buf.getvalue())
+    _edit_manifest(root, gen, lambda m: m["lead_versions"].update(distinct=big, width=big))
+    _load_fails(root, "leadver_parts.npy")
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_non_finite_vectors_are_corrupt_index_naming_the_file(tmp_path, value):
+    from chronorank.index import HashingEmbedder
+
+    idx = TemporalIndex(embedder=HashingEmbedder(32))
+    idx.add([{"id": f"d{i}", "text": f"alpha beta {i}", "date": "2024-01-01"} for i in range(10)])
+    idx.save(tmp_path / "v")
+    root = tmp_path / "v"
+    gen = root / json.loads((root / "CURRENT").read_text())["generation"]
+    vecs = np.load(gen / "vectors.npy")
+    vecs[7, 3] = value
+    _forge(root, gen, "vectors.npy", _npy(vecs))
+    msg = _load_fails(root, "vectors.npy", "row 7")
+    assert "candidate" not in msg
+
+
+def test_infinite_times_are_corrupt_index(saved):
+    root, gen = saved
+    times = np.load(gen / "times.npy")
+    times[0, 2] = np.inf
+    _forge(root, gen, "times.npy", _npy(times))
+    _load_fails(root, "times.npy")
+
+
+def test_an_index_holding_a_lone_surrogate_loads_and_saves_it_back(saved):
+    root, gen = saved
+    lines = (gen / "docs.jsonl").read_bytes().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    rec["text"] = "alpha \\ud800 beta"  # replaced below by the JSON escape of a lone surrogate
+    rec["metadata"] = {"k\\udfff": "v\\ud800"}
+    lines[0] = json.dumps(rec).replace("\\\\ud800", "\\ud800").replace("\\\\udfff", "\\udfff").encode() + b"\n"
+    _forge(root, gen, "docs.jsonl", b"".join(lines))
+    idx = TemporalIndex.load(root)
+    assert idx.get("d0")["text"] == "alpha \ud800 beta"
+    idx.add([{"id": "new", "text": "alpha gamma new"}])
+    idx.save(root)  # raised a raw UnicodeEncodeError before
+    again = TemporalIndex.load(root)
+    assert again.get("d0")["text"] == "alpha \ud800 beta"
+    assert again.get("d0")["metadata"] == {"k\udfff": "v\ud800"}
+    assert len(again) == 21
+
+
+def test_a_symlinked_lock_is_refused_and_its_target_not_created(saved):
+    from chronorank.errors import StoreError
+
+    root, _ = saved
+    target = root.parent / "elsewhere" / "made-by-save"
+    target.parent.mkdir()
+    (root / "LOCK").unlink()
+    os.symlink(target, root / "LOCK")
+    idx = TemporalIndex.load(root)
+    with pytest.raises(StoreError, match="LOCK"):
+        idx.save(root)
+    assert not target.exists()

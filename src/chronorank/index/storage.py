@@ -68,6 +68,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -130,6 +131,9 @@ _LEAD_VERSIONS_LANG = "en"
 _ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: opening a named pipe for reading waits for a writer; with this the open returns at once
+#: and the file type check refuses it
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
 _held = threading.local()  # realpath -> how deeply this thread holds the writer lock
@@ -158,17 +162,36 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
+#: what fsync of a directory returns where the file system cannot sync directories at all
+#: (PostgreSQL ignores the same ones): not a failure; any other error is
+_DIR_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.EBADF, getattr(errno, "ENOTSUP", -1),
+                                    getattr(errno, "EOPNOTSUPP", -1)})
+
+
 def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds (Windows)
+    """fsync a directory (its entries: a rename, a new file); a failure raises ``OSError``
+    like a failed file fsync, so the save reports it (a ``StoreError``)."""
+    if os.name == "nt":  # pragma: no cover - no directory descriptors on Windows
         return
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
+    except OSError as exc:
+        if exc.errno not in _DIR_FSYNC_UNSUPPORTED:
+            raise
     finally:
         os.close(fd)
+
+
+def _json_line(value: Any) -> bytes:
+    """``value`` as one line of UTF-8 JSON. A string holding an unpaired surrogate (which
+    ``add`` refuses, but a crafted or older ``docs.jsonl`` can hold: JSON's ``"\\ud800"``)
+    cannot be encoded as UTF-8; its line is written with ASCII escapes instead, which read
+    back to the same string, so an index that loaded can always be saved."""
+    try:
+        return (json.dumps(value, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(value, ensure_ascii=True, default=str) + "\n").encode("ascii")
 
 
 def _write_npy(path: Path, arr: np.ndarray) -> None:
@@ -211,7 +234,7 @@ def writer_lock(path: str | os.PathLike[str]) -> Iterator[None]:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: threads of this process only
             fcntl = None  # type: ignore[assignment]
-        fd = None if fcntl is None else os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = None if fcntl is None else _open_lock(root)
         try:
             if fd is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)  # other processes; dropped when this one dies
@@ -223,6 +246,23 @@ def writer_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         finally:
             if fd is not None:
                 os.close(fd)  # closing the descriptor releases the flock
+
+
+def _open_lock(root: Path) -> int:
+    """``INDEX/LOCK`` for the writer lock: never through a symlink (whose target a save would
+    create or truncate), and only a regular file."""
+    lock = root / LOCK
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise StoreError(f"{str(lock)!r} is a symbolic link; an index's LOCK must be a regular file. "
+                             "Remove the link and save again.") from None
+        raise StoreError(f"cannot open the writer lock {str(lock)!r}: {exc}; check the path and its permissions.") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(f"{str(lock)!r} is not a regular file; remove it and save again.")
+    return fd
 
 
 def _new_generation(root: Path) -> str:
@@ -323,9 +363,9 @@ def _write_generation(
             _write_npy(p, arr)
             files[name] = p
 
-        with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
+        with (tmp / "docs.jsonl").open("wb") as bfh:
             for rec in snap.records:
-                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+                bfh.write(_json_line(rec))
         files["docs.jsonl"] = tmp / "docs.jsonl"
         if snap.vectors is not None:
             npy("vectors.npy", snap.vectors.astype(np.float32, copy=False))
@@ -349,7 +389,7 @@ def _write_generation(
         for name, a in zip(_LEAD_VERSIONS, (v_owner, v_which, v_parts, v_lines)):
             npy(name, np.ascontiguousarray(a, dtype=np.int64))
         vocab = sorted(((t, i) for t, i in vocab_items if i < snap.n_terms), key=lambda x: x[1])
-        (tmp / "vocab.json").write_text(json.dumps([t for t, _ in vocab], ensure_ascii=False), encoding="utf-8")
+        (tmp / "vocab.json").write_bytes(_json_line([t for t, _ in vocab]))
         files["vocab.json"] = tmp / "vocab.json"
 
         emb = index.embedder
@@ -394,7 +434,14 @@ def _write_generation(
         _fsync_file(ptmp)
         os.replace(ptmp, root / CURRENT)
         switched = True
-        _fsync_dir(root)
+        try:
+            _fsync_dir(root)
+        except OSError as exc:
+            raise StoreError(
+                f"saving the index to {str(root)!r}: the new generation is current, but syncing the "
+                f"directory failed ({exc}), so a power loss now may bring the previous one back. Check "
+                "the disk, then save again."
+            ) from exc
     except BaseException:
         if not switched:  # CURRENT still names the previous generation: remove all of this one
             for p in (tmp, final, ptmp):
@@ -413,18 +460,19 @@ def _corrupt(root: Path, what: str) -> CorruptIndex:
 def _open_regular(root: Path, path: Path, label: str) -> IO[bytes]:
     """Open ``path`` for reading without following a symlink; it must be a regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except FileNotFoundError:
         raise _corrupt(root, f"file {label} is missing") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
             raise _corrupt(root, f"{label} is a symbolic link; an index holds only regular files") from None
         raise StoreError(f"cannot read {label} of the index at {str(root)!r}: {exc}.") from exc
-    fh = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(fd).st_mode):
-        fh.close()
-        raise _corrupt(root, f"{label} is not a regular file")
-    return fh
+        os.close(fd)
+        raise _corrupt(root, f"{label} is not a regular file (a named pipe, a device or a directory?)")
+    if _NONBLOCK:
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def _loads(root: Path, raw: bytes | str, label: str) -> Any:
@@ -559,7 +607,7 @@ def _read_array(root: Path, fh: IO[bytes], name: str, shape: tuple[int, ...], mm
     if tuple(got_shape) != shape:
         raise _corrupt(root, f"file {name} has shape {tuple(got_shape)}, the manifest implies {shape}")
     offset = fh.tell()
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # a Python int: a crafted shape cannot wrap around int64
     size = os.fstat(fh.fileno()).st_size
     if size != offset + count * dtype.itemsize:
         raise _corrupt(root, f"file {name} has {size} bytes, its header implies {offset + count * dtype.itemsize}")
@@ -573,6 +621,23 @@ def _read_array(root: Path, fh: IO[bytes], name: str, shape: tuple[int, ...], mm
     if out.shape[0] != count:
         raise _corrupt(root, f"file {name} is truncated")
     return out.reshape(shape)
+
+
+def _check_finite_rows(root: Path, name: str, a: np.ndarray) -> None:
+    """Refuse a matrix with a NaN or infinite value, naming the file and the first bad row
+    (a block at a time: a matrix-vector product per block, so a mapped file is read once)."""
+    if a.size == 0:
+        return
+    ones = np.ones(a.shape[1], dtype=a.dtype)
+    step = max(1, (1 << 22) // a.shape[1])
+    for start in range(0, a.shape[0], step):
+        block = a[start : start + step]
+        with np.errstate(all="ignore"):
+            ok = bool(np.isfinite(block @ ones).all())
+        if not ok:
+            bad = np.flatnonzero(~np.isfinite(block).all(axis=1))
+            row = start + int(bad[0]) if bad.size else start
+            raise _corrupt(root, f"{name} row {row} holds NaN or infinite values (vectors must be finite)")
 
 
 def _check_pointer(root: Path, name: str, ptr: np.ndarray, total: int) -> None:
@@ -666,7 +731,10 @@ def _load_once(
             if dim is None:
                 raise _corrupt(root, "vectors.npy is present but the manifest gives no dimension")
             vectors = arr("vectors.npy", (n, dim))
+            _check_finite_rows(root, "vectors.npy", vectors)
         times = arr("times.npy", (4, n))
+        if bool(np.isinf(times).any()):  # NaN means "missing"; an infinite time is no time
+            raise _corrupt(root, "times.npy holds an infinite time")
         term_ptr = arr("term_ptr.npy", (n + 1,))
         n_post = int(term_ptr[-1])
         if not 0 <= n_post <= int(files["term_ids.npy"]["bytes"]) // 4:
