@@ -48,12 +48,22 @@ def test_points_without_dates_from_another_writer_are_undated():
     assert any("undated" in note for note in by_id[foreign].notes)
 
 
-@pytest.mark.parametrize("name", ["a/b", "x" * 256, "bad\nname", "what?"])
+@pytest.mark.parametrize("name", ["a/b", "x" * 256, "bad\nname", "what?", ".", "..", "\u00e9" * 128, "x\ud800"],
+                         ids=["slash", "long", "newline", "question", "dot", "dotdot", "256_bytes", "surrogate"])
 def test_bad_collection_names_are_invalid_input_up_front(name):
     from chronorank.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="collection="):
         QdrantStore(name, client=QdrantClient(":memory:"), embedder=HashingEmbedder())
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_dot_collection_names_are_refused_before_qdrant_sees_them(tmp_path, name):
+    from chronorank.errors import InvalidInput
+
+    # qdrant-client's local mode raised a raw ValueError at the first add
+    with pytest.raises(InvalidInput, match="names a directory"):
+        QdrantStore(name, path=str(tmp_path / "q"), embedder=HashingEmbedder())
 
 
 def test_poisoned_document_is_refused_before_anything_is_written():

@@ -75,6 +75,21 @@ def _models() -> Any:
     return require("qdrant_client.models", extra="qdrant", package="qdrant-client")
 
 
+def _check_collection_name(collection: str) -> None:
+    """Qdrant's rule for a collection name (server, local and edge alike; each is a directory
+    name there): 1..255 bytes, not ``.`` or ``..``, none of ``<>:"/\\|?*`` or control characters."""
+    if collection in (".", ".."):
+        raise InvalidInput(f"collection={collection!r} names a directory, not a collection; use e.g. 'docs'.")
+    bad = sorted({c for c in collection if c in '<>:"/\\|?*' or ord(c) < 32 or ord(c) == 127
+                  or 0xD800 <= ord(c) <= 0xDFFF})  # a lone surrogate is no UTF-8 name
+    size = len(collection.encode("utf-8", "surrogatepass"))
+    if bad or size > 255:
+        raise InvalidInput(
+            f"collection={collection!r}: Qdrant names are at most 255 bytes, without control "
+            f"characters or any of <>:\"/\\|?* (found {bad or f'{size} bytes'}); use e.g. 'docs'."
+        )
+
+
 class QdrantStore:
     """A Qdrant collection scored with chronorank's temporal layer, server-side.
 
@@ -117,12 +132,7 @@ class QdrantStore:
     ) -> None:
         if not isinstance(collection, str) or not collection:
             raise InvalidInput(f"collection={collection!r}; give a non-empty name such as 'docs'.")
-        bad = sorted({c for c in collection if c in '<>:"/\\|?*' or ord(c) < 32 or ord(c) == 127})
-        if bad or len(collection) > 255:
-            raise InvalidInput(
-                f"collection={collection!r}: Qdrant names are at most 255 characters, without control "
-                f"characters or any of <>:\"/\\|?* (found {bad or len(collection)}); use e.g. 'docs'."
-            )
+        _check_collection_name(collection)
         if bad_dates not in ("raise", "missing"):
             raise InvalidInput(f"bad_dates={bad_dates!r}; use 'raise' or 'missing'.")
         qc = require("qdrant_client", extra="qdrant", package="qdrant-client")
