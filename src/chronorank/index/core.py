@@ -1053,7 +1053,7 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
     _check_storable(rec["id"], f"{where}: id", 0)
     for name in TIME_COLUMNS:
         _check_storable(rec[name], f"{where}: {name}", 0)
-    _check_storable(meta, f"{where}: metadata", 0, set())
+    _check_storable(meta, f"{where}: metadata", 0, set(), numbers=True)
     return rec
 
 

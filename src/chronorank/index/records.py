@@ -10,6 +10,7 @@ same key order, as the records used to be (so ``docs.jsonl`` is written unchange
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -187,11 +188,33 @@ class RecordsView(Sequence[dict[str, Any]]):
 
 
 MAX_META_DEPTH = 32
+#: metadata integers every engine stores and compares as they are: Qdrant keeps int64, and
+#: PostgreSQL's range filters read a jsonb number as float8 (an integer beyond it, 10**400,
+#: made every $gt/$lt on its key fail); the index filters alike
+META_INT_MIN, META_INT_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def check_storable(v: Any, where: str, depth: int, path: set[int] | None = None) -> None:
+def check_storable(v: Any, where: str, depth: int, path: set[int] | None = None, *, numbers: bool = False) -> None:
     """Raise InvalidInput unless ``v`` can be written to docs.jsonl and read back (the
-    index and every store check a document's fields with it before accepting it)."""
+    index and every store check a document's fields with it before accepting it).
+
+    ``numbers=True`` (metadata) also holds numbers, nested ones included, to what every
+    engine represents: integers within signed 64 bits, finite floats (PostgreSQL's jsonb
+    has no NaN or infinity; a missing value is left out or None)."""
+    if numbers and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, int) and not META_INT_MIN <= v <= META_INT_MAX:
+            shown = repr(v) if v.bit_length() < 200 else f"an integer of {v.bit_length()} bits"
+            raise InvalidInput(
+                f"{where} is {shown}, beyond the 64-bit integer range every engine stores "
+                f"({META_INT_MIN} .. {META_INT_MAX}); store it as a string, or as a float if "
+                "approximate is fine."
+            )
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InvalidInput(
+                f"{where} is {v!r}; metadata numbers must be finite (PostgreSQL's JSON has no NaN or "
+                "infinity). Leave the field out, or set it to None, for a missing value."
+            )
+        return
     if isinstance(v, str):
         try:
             v.encode("utf-8")
@@ -221,10 +244,10 @@ def check_storable(v: Any, where: str, depth: int, path: set[int] | None = None)
                         f"-- use str(key)."
                     )
                 check_storable(k, f"{where} key {k!r}", depth + 1, path)
-                check_storable(x, f"{where}[{k!r}]", depth + 1, path)
+                check_storable(x, f"{where}[{k!r}]", depth + 1, path, numbers=numbers)
         else:
             for j, x in enumerate(v):
-                check_storable(x, f"{where}[{j}]", depth + 1, path)
+                check_storable(x, f"{where}[{j}]", depth + 1, path, numbers=numbers)
         path.discard(id(v))
         return
     check_storable(str(v), f"{where} (written as str())", depth, path)

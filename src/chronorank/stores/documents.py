@@ -89,7 +89,7 @@ def prepare_docs(
             meta.update(nested)
         where = f"docs[{i}] (id={did!r})"
         for name, value in (("id", sid), ("text", text), ("metadata", meta)):  # as the index checks them
-            check_storable(value, f"{where}: {name}", 0)
+            check_storable(value, f"{where}: {name}", 0, numbers=name == "metadata")
         rec: dict[str, Any] = {"id": sid, "text": text, "metadata": _jsonable(meta)}
         for name in ("date", "updated", "valid_from", "valid_to"):
             v: Any = d.get(name)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -251,10 +252,16 @@ class PgVectorStore:
             pgv.register_vector(conn)
             conn.execute("SET hnsw.iterative_scan = relaxed_order")
         except psycopg.OperationalError as exc:
-            raise ChronorankError(
-                f"cannot connect to PostgreSQL ({_safe_dsn(self.dsn)}): {exc}".strip()
-                + " -- check that the server is up and the connection string is right."
-            ) from exc
+            # from None: the driver's own exception may quote the connection string
+            raise ChronorankError(_scrub(
+                f"cannot connect to PostgreSQL ({self.dsn}): {exc}".strip()
+                + " -- check that the server is up and the connection string is right.", self.dsn)
+            ) from None
+        except psycopg.Error as exc:  # a connection string libpq cannot parse
+            raise InvalidInput(_scrub(
+                f"dsn={self.dsn!r} is not a valid connection string ({exc}); write it as "
+                "'postgresql://user@host:5432/db' or 'host=... port=... dbname=...'.", self.dsn)
+            ) from None
         self._conn, self._ef = conn, 0
         return conn
 
@@ -274,9 +281,9 @@ class PgVectorStore:
             finally:
                 self._conn = None
             raise StoreError(
-                f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: {exc}); "
-                "nothing was retried -- call again and the store reconnects."
-            ) from exc
+                f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: "
+                f"{_scrub(exc, self.dsn)}); nothing was retried -- call again and the store reconnects."
+            ) from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -370,7 +377,7 @@ class PgVectorStore:
         except Exception as exc:
             raise ChronorankError(
                 f"migrating table {self.table!r} to chronorank schema {SCHEMA_VERSION} failed and was rolled "
-                f"back, the table is unchanged ({type(exc).__name__}: {exc}); fix the cause and open the store "
+                f"back, the table is unchanged ({type(exc).__name__}: {_scrub(exc, self.dsn)}); fix the cause and open the store "
                 f"again, or use a new table and add() the documents there."
             ) from exc
 
@@ -607,13 +614,13 @@ class PgVectorStore:
             raise
         except psycopg.DataError as exc:
             raise InvalidInput(
-                f"PostgreSQL refused the data of this {what}() on table {self.table!r} ({exc}); the whole batch "
+                f"PostgreSQL refused the data of this {what}() on table {self.table!r} ({_scrub(exc, self.dsn)}); the whole batch "
                 "was rolled back, nothing was written. Fix the offending value and call again."
             ) from exc
         except psycopg.Error as exc:
             raise StoreError(
                 f"{what}() on table {self.table!r} failed in PostgreSQL and was rolled back, nothing was written "
-                f"({type(exc).__name__}: {exc}); fix the cause and call again."
+                f"({type(exc).__name__}: {_scrub(exc, self.dsn)}); fix the cause and call again."
             ) from exc
 
     def _apply_df(self, delta: Counter[int]) -> None:
@@ -928,7 +935,7 @@ class PgVectorStore:
                 held if held <= max(n_docs // 4, 1000) else None)
 
     def __repr__(self) -> str:
-        return f"PgVectorStore(dsn={_safe_dsn(self.dsn)!r}, table={self.table!r}, method={self.method!r})"
+        return f"PgVectorStore(dsn={_scrub(self.dsn, self.dsn)!r}, table={self.table!r}, method={self.method!r})"
 
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -946,8 +953,46 @@ def _f(x: float) -> str:
     return f"{float(x)!r}::float8"
 
 
+_URL_PASSWORD = re.compile(r"(://[^:/@?#]*):.*@")  # to the last '@': a password may hold one
+_PARAM_PASSWORD = re.compile(r"([?&]\w*password=)[^&#]*", re.IGNORECASE)
+_KV_PASSWORD = re.compile(r"(\b\w*password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
+
+
 def _safe_dsn(dsn: str) -> str:
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+    """``dsn`` with every password masked: the URL form's ``user:PW@``, a ``?password=PW``
+    parameter and the key=value form's ``password=PW`` (quoted or not; ``sslpassword`` too)."""
+    out = _URL_PASSWORD.sub(r"\1:***@", dsn)
+    out = _PARAM_PASSWORD.sub(r"\1***", out)
+    return _KV_PASSWORD.sub(r"\1***", out)
+
+
+def _secrets(dsn: str) -> set[str]:
+    """The passwords ``dsn`` and the environment hold (as written, unquoted, URL-decoded)."""
+    from urllib.parse import unquote
+
+    found: set[str] = set()
+    m = re.search(r"://[^:/@?#]*:(.*)@", dsn)
+    if m:
+        found |= {m.group(1), unquote(m.group(1))}
+    for m in _PARAM_PASSWORD.finditer(dsn):
+        v = dsn[m.end(1):m.end()]
+        found |= {v, unquote(v)}
+    for m in _KV_PASSWORD.finditer(dsn):
+        v = m.group(2)
+        found |= {v, v[1:-1].replace("\\'", "'").replace("\\\\", "\\") if v.startswith("'") else v}
+    env = os.environ.get("PGPASSWORD")
+    if env:
+        found.add(env)
+    # a very short secret would blank out ordinary words; the masks above still cover the DSN
+    return {v for v in found if len(v) >= 4}
+
+
+def _scrub(text: Any, dsn: str) -> str:
+    """``text`` (a driver's message) with the DSN masked and every password replaced by ***."""
+    out = str(text).replace(dsn, _safe_dsn(dsn))
+    for secret in sorted(_secrets(dsn), key=len, reverse=True):
+        out = out.replace(secret, "***")
+    return out
 
 
 def _candidates(rows: list[Any], lead: bool) -> Candidates:
