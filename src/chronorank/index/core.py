@@ -37,7 +37,7 @@ from chronorank.index.config import IndexConfig
 from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
-from chronorank.index.records import TIME_COLUMNS
+from chronorank.index.records import TIME_COLUMNS, surrogate_at
 from chronorank.index.records import check_storable as _check_storable  # it lived here
 from chronorank.index.snapshot import (  # the index's arrays (these names lived here before)
     _as_matrix,
@@ -1027,14 +1027,13 @@ def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:
         raise InvalidInput(
             f"docs[{i}] (id={doc_id!r}): text={text!r}; 'text' must be a string (an empty string is allowed)."
         )
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
+    bad = surrogate_at(text)
+    if bad is not None:
         # a lone surrogate would be accepted now and make every later save() fail
         raise InvalidInput(
-            f"docs[{i}] (id={doc_id!r}): text holds an unpaired surrogate {text[exc.start]!r} at position "
-            f"{exc.start}; it cannot be stored as UTF-8. Decode the source with errors='replace' first."
-        ) from None
+            f"docs[{i}] (id={doc_id!r}): text holds an unpaired surrogate {text[bad]!r} at position "
+            f"{bad}; it cannot be stored as UTF-8. Decode the source with errors='replace' first."
+        )
     meta: dict[str, Any] = {k: v for k, v in doc.items() if k not in _RESERVED}
     nested = doc.get("metadata")
     if nested is not None:

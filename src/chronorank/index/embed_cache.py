@@ -45,11 +45,21 @@ def cache_dir() -> Path | None:
     return env_cache_dir("CHRONORANK_EMBED_CACHE", "embeddings")
 
 
+_HASH_STEP = 1 << 20
+
+
+def _content_key(t: str) -> bytes:
+    if len(t) <= _HASH_STEP:
+        return hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest()
+    h = hashlib.blake2b(digest_size=_KEY_BYTES)  # a megabyte at a time: a huge text is never copied whole
+    for a in range(0, len(t), _HASH_STEP):
+        h.update(t[a : a + _HASH_STEP].encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
 def content_keys(texts: Sequence[str]) -> list[bytes]:
     """A 16-byte blake2b digest of each text's UTF-8 bytes."""
-    return [
-        hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest() for t in texts
-    ]
+    return [_content_key(t) for t in texts]
 
 
 def _digest(keys: np.ndarray, vecs: np.ndarray) -> np.ndarray:

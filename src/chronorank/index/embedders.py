@@ -41,6 +41,9 @@ __all__ = [
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 TOKENIZER_FILE = DATA_DIR / "minilm-tokenizer.json"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: characters kept per token of a model's window before tokenizing (prose runs 4-5 a token):
+#: the tokenizer's work and memory then stay bounded whatever a document's size
+CHARS_PER_TOKEN = 64
 
 
 @runtime_checkable
@@ -79,6 +82,10 @@ class MiniLMOnnxEmbedder:
 
     ``embed`` sorts texts by length and batches them so padding stays small; texts are
     truncated to ``max_length`` tokens: 128 by default (sentence-transformers configures 256).
+    Each text is first cut at ``max_chars`` characters (default ``64 * max_length``, 8,192:
+    a token spans 4-5 characters of prose, so the cut never reaches the tokens kept but bounds
+    the tokenizer's work and memory for a document of any size -- a 100 MiB text once took
+    minutes and ~18 GiB here).
     The first 128 tokens hold a page's title and lead; on 2,000-character news articles 128
     embeds 2.4x as many documents a second as 256 on 2 cores, at equal quality on every
     domain of benchmarks/cross_domain.py (41.9 vs 18.7 docs/s; news-dev 0.789 / 0.675 vs
@@ -96,12 +103,17 @@ class MiniLMOnnxEmbedder:
         batch_size: int = 16,
         threads: int | None = None,
         verify: bool = False,
+        max_chars: int | None = None,
     ) -> None:
         if not 8 <= max_length <= 512:
             raise InvalidInput(f"max_length={max_length!r}; expected 8..512 tokens (the model's limit is 512).")
         if batch_size < 1:
             raise InvalidInput(f"batch_size={batch_size!r}; expected a positive integer such as 64.")
+        if max_chars is not None and max_chars < 4 * max_length:
+            raise InvalidInput(f"max_chars={max_chars!r}; expected at least 4 * max_length = {4 * max_length} "
+                               f"characters (the default is {CHARS_PER_TOKEN * max_length}).")
         self.max_length = int(max_length)
+        self.max_chars = int(max_chars) if max_chars is not None else CHARS_PER_TOKEN * self.max_length
         self.batch_size = int(batch_size)
         self.threads = threads
         self._model_path = model_path
@@ -126,7 +138,8 @@ class MiniLMOnnxEmbedder:
                 where = os.path.abspath(custom)
         else:
             where = MINILM_SHA256
-        return f"{self.name}:{where}:max_length={self.max_length}"
+        cut = "" if self.max_chars == CHARS_PER_TOKEN * self.max_length else f":max_chars={self.max_chars}"
+        return f"{self.name}:{where}:max_length={self.max_length}{cut}"
 
     def model_file(self) -> Path:
         if self._model_path is not None:
@@ -178,7 +191,8 @@ class MiniLMOnnxEmbedder:
         if n == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
-        encs = self._tokenizer.encode_batch([t if isinstance(t, str) else str(t) for t in texts])
+        cut = self.max_chars
+        encs = self._tokenizer.encode_batch([(t if isinstance(t, str) else str(t))[:cut] for t in texts])
         lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=n)
         order = np.argsort(lengths, kind="stable")
         out = np.empty((n, self.dim), dtype=np.float32)
@@ -210,7 +224,9 @@ class MiniLMOnnxEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model (``pip install "chronorank[sentence-transformers]"``)."""
+    """Any sentence-transformers model (``pip install "chronorank[sentence-transformers]"``).
+
+    Texts are cut at ``64 * model.max_seq_length`` characters before the model tokenizes them."""
 
     def __init__(self, model: str | Any = "sentence-transformers/all-MiniLM-L6-v2", *, batch_size: int = 64, **kwargs: Any) -> None:
         self._spec = model
@@ -238,14 +254,24 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
-        vecs = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True)
+        window = getattr(model, "max_seq_length", None)
+        cut = CHARS_PER_TOKEN * int(window) if isinstance(window, int) and window > 0 else None
+        vecs = model.encode([t[:cut] for t in texts], batch_size=self.batch_size, convert_to_numpy=True,
+                            normalize_embeddings=True)
         return l2_normalize(np.asarray(vecs).reshape(len(texts), -1))
 
 
 class FastEmbedEmbedder:
-    """A fastembed ``TextEmbedding`` model (``pip install "chronorank[fastembed]"``)."""
+    """A fastembed ``TextEmbedding`` model (``pip install "chronorank[fastembed]"``).
 
-    def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2", **kwargs: Any) -> None:
+    Texts are cut at ``max_chars`` characters first (default 524,288: 64 a token of an
+    8,192-token window, the longest fastembed offers), which bounds the tokenizer's memory."""
+
+    def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2", *, max_chars: int = CHARS_PER_TOKEN * 8192,
+                 **kwargs: Any) -> None:
+        if max_chars < 16:
+            raise InvalidInput(f"max_chars={max_chars!r}; expected at least 16 characters, e.g. {CHARS_PER_TOKEN * 512}.")
+        self.max_chars = int(max_chars)
         self._model_name = model
         self._kwargs = kwargs
         self._model: Any = None
@@ -267,7 +293,7 @@ class FastEmbedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
-        rows = list(model.embed(list(texts)))
+        rows = list(model.embed([t[: self.max_chars] for t in texts]))
         if not rows:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         return l2_normalize(np.vstack(rows))

@@ -18,7 +18,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput
 
-__all__ = ["Records", "RecordsView", "TIME_COLUMNS", "check_storable"]
+__all__ = ["Records", "RecordsView", "TIME_COLUMNS", "check_storable", "surrogate_at"]
 
 TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 
@@ -188,6 +188,20 @@ class RecordsView(Sequence[dict[str, Any]]):
 
 
 MAX_META_DEPTH = 32
+_UTF8_STEP = 1 << 20
+
+
+def surrogate_at(s: str) -> int | None:
+    """Where ``s`` holds its first character UTF-8 cannot encode (an unpaired surrogate),
+    or None; encoded a megabyte at a time, so a huge text is never copied whole."""
+    if s.isascii():
+        return None
+    for a in range(0, len(s), _UTF8_STEP):
+        try:
+            s[a : a + _UTF8_STEP].encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return a + exc.start
+    return None
 #: metadata integers every engine stores and compares as they are: Qdrant keeps int64, and
 #: PostgreSQL's range filters read a jsonb number as float8 (an integer beyond it, 10**400,
 #: made every $gt/$lt on its key fail); the index filters alike
@@ -216,13 +230,12 @@ def check_storable(v: Any, where: str, depth: int, path: set[int] | None = None,
             )
         return
     if isinstance(v, str):
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError as exc:
+        at = surrogate_at(v)
+        if at is not None:
             raise InvalidInput(
-                f"{where} holds an unpaired surrogate {v[exc.start]!r} at position {exc.start}; it cannot "
+                f"{where} holds an unpaired surrogate {v[at]!r} at position {at}; it cannot "
                 "be stored as UTF-8. Decode the source with errors='replace' first."
-            ) from None
+            )
         return
     if v is None or isinstance(v, (bool, int, float)):
         return

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, count, filterfalse
 from typing import Any
 
@@ -153,6 +153,68 @@ def analyze_documents(texts: Sequence[str], cuts: Sequence[int]) -> tuple[list[l
 
 
 def encode_documents(
+    texts: Sequence[str], cuts: Sequence[int], vocab: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_encode_documents`, with every text longer than ``LONG_TEXT_CHARS`` scanned
+    part after part, cut at white space (no token crosses a space and the token pattern
+    looks at no context, so the terms are the same): the scan's arrays (~20 bytes a
+    character) then stay those of one part, whatever a document's size."""
+    n = len(texts)
+    if all(len(t) <= LONG_TEXT_CHARS for t in texts):
+        return _encode_documents(texts, cuts, vocab)
+    ids: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    leads: list[np.ndarray] = []
+    i = 0
+    while i < n:  # in order: a new term's id is its first occurrence's
+        if len(texts[i]) <= LONG_TEXT_CHARS:
+            j = i
+            while j < n and len(texts[j]) <= LONG_TEXT_CHARS:
+                j += 1
+            t_ids, t_ptr, lead = _encode_documents(texts[i:j], cuts[i:j], vocab)
+            ids.append(t_ids)
+            counts.append(np.diff(t_ptr))
+            leads.append(lead)
+            i = j
+            continue
+        total = 0
+        for k, part in enumerate(_parts(texts[i], cuts[i])):  # one part's copy alive at a time
+            t_ids, _, lead = _encode_documents([part], [cuts[i] if k == 0 else len(part)], vocab)
+            ids.append(t_ids)
+            total += len(t_ids)
+            if k == 0:  # the first part holds the whole lead
+                leads.append(lead)
+        counts.append(np.array([total], dtype=np.int64))
+        i += 1
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(counts), out=ptr[1:])
+    return np.concatenate(ids), ptr, np.concatenate(leads)
+
+
+#: Texts longer than this (characters) are scanned in parts of about this size.
+LONG_TEXT_CHARS = 1 << 18
+
+
+def _parts(text: str, lead: int = 0) -> Iterator[str]:
+    """``text`` in consecutive parts of at most ``LONG_TEXT_CHARS`` characters, each ending
+    just after an ASCII white space (where a window holds none, the part runs on to the
+    next one); the first part holds the lead's ``lead`` characters whole."""
+    a, n = 0, len(text)
+    spaces = " \n\t\r\x0b\x0c"
+    lo = lead
+    while n - a > LONG_TEXT_CHARS:
+        hi = max(a + LONG_TEXT_CHARS, lo)
+        cut = max(text.rfind(ws, max(a + 1, lo), hi) for ws in spaces)
+        if cut < 0:
+            cut = min((j for j in (text.find(ws, hi) for ws in spaces) if j >= 0), default=-1)
+            if cut < 0:
+                break
+        yield text[a : cut + 1]
+        a = lo = cut + 1
+    yield text[a:]
+
+
+def _encode_documents(
     texts: Sequence[str], cuts: Sequence[int], vocab: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What ``add()`` needs of a batch, without a Python step per token: the flat term ids
