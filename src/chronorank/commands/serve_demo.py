@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 import time
@@ -42,16 +43,34 @@ def add_parser(sub: Any) -> None:
                         "the dense signal joining once every vector is in; now: embed before serving "
                         "(default: background)")
     p.add_argument("--verbose", action="store_true", help="log every request")
+    p.add_argument("--workers", type=int, default=8,
+                   help="threads answering searches at once (default 8); slow clients hold none")
+    p.add_argument("--request-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds a client has to send its whole request (default 10)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from chronorank.commands._input import parse_now
-    from chronorank.demo_app import DemoEngine, default_corpus, make_server
+    from chronorank.demo_app import make_server
 
     parse_now(args.now)  # checked before indexing
     if args.limit is not None and args.limit < 1:
         raise InvalidInput(f"--limit {args.limit}; give a positive number of documents")
+    # the port is bound before indexing: a busy one fails now, not after minutes of embedding
+    server = make_server(None, args.host, args.port, verbose=args.verbose, workers=args.workers,
+                         request_timeout=args.request_timeout)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            _index_and_serve(args, server)
+    finally:
+        server.server_close()
+    return 0
+
+
+def _index_and_serve(args: argparse.Namespace, server: Any) -> None:
+    from chronorank.demo_app import DemoEngine, default_corpus, demo_handler
+
     if args.corpus:
         from chronorank.commands._input import read_corpus
 
@@ -71,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         index_path=args.index,
         embed=args.embed,
     )
-    server = make_server(engine, args.host, args.port, verbose=args.verbose)
+    server.handler = demo_handler(engine)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     print(
         f"indexed in {engine.build_seconds:.1f} s; serving http://{host}:{port}/ "
@@ -83,13 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if dense["dense_complete"] is False:
         print(f"dense: {dense['dense']} (embedding in the background)", file=sys.stderr, flush=True)
         threading.Thread(target=_report_when_ready, args=(engine,), daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    server.serve_forever()
 
 
 def _report_when_ready(engine: Any) -> None:

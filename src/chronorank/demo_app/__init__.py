@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -28,16 +28,19 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 
 from chronorank.demo_app.page import PAGE
+from chronorank.demo_app.server import DemoServer
 from chronorank.errors import ChronorankError, InvalidInput
 from chronorank.eval.datasets import load_corpus, normalize_document, tdw_release_benchmark
 from chronorank.index import TemporalIndex
 from chronorank.timeparse import parse_times, resolve_now
 from chronorank.types import format_epoch
 
-__all__ = ["DemoEngine", "default_corpus", "load_corpus_file", "make_server"]
+__all__ = ["DemoEngine", "default_corpus", "demo_handler", "load_corpus_file", "make_server"]
 
 MAX_K = 50
 SNIPPET = 220
+#: longest question the demo answers (characters); a longer one is refused with 400
+MAX_QUERY_CHARS = 1000
 
 
 def example_queries(docs: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -132,7 +135,6 @@ class DemoEngine:
         self.source = source
         self.examples = example_queries(docs)
         self.now = float(resolve_now(now)) if now is not None else _newest_time(docs)
-        self._lock = threading.Lock()
 
     saver: threading.Thread | None = None
     save_error: str | None = None
@@ -178,6 +180,9 @@ class DemoEngine:
         """Similarity-only and temporal top-k for ``query``, with intent and kernel."""
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"k={k}; give 1..{MAX_K}")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"q has {len(query):,} characters; the demo answers questions of at most "
+                               f"{MAX_QUERY_CHARS:,}: shorten it.")
         overrides: dict[str, Any] = {}
         if kernel:
             overrides["kernel"] = kernel
@@ -187,9 +192,10 @@ class DemoEngine:
             overrides["combine"] = combine
         now_s = self.now if now in (None, "") else float(resolve_now(now))
         started = time.perf_counter()
-        with self._lock:  # one embedder session; searches are milliseconds
-            after = self.index.search(query, k=k, now=now_s, **overrides)
-            before = self.index.search(query, k=k, now=now_s, **{**overrides, "strength": 0.0})
+        # no lock: the index serves concurrent readers (each search reads one immutable
+        # snapshot; the ONNX session and the tokenizer are safe to call from many threads)
+        after = self.index.search(query, k=k, now=now_s, **overrides)
+        before = self.index.search(query, k=k, now=now_s, **{**overrides, "strength": 0.0})
         took = (time.perf_counter() - started) * 1000
         meta = after.meta
         intent = meta["intent"]
@@ -248,7 +254,8 @@ def _newest_time(docs: Sequence[Mapping[str, Any]]) -> float:
     return float(finite.max()) if finite.size else float(resolve_now(None))
 
 
-def _handler(engine: DemoEngine) -> type[BaseHTTPRequestHandler]:
+def demo_handler(engine: DemoEngine) -> type[BaseHTTPRequestHandler]:
+    """The request handler class that answers for ``engine``."""
     page_bytes = PAGE.encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):
@@ -311,9 +318,11 @@ def _handler(engine: DemoEngine) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def make_server(engine: DemoEngine, host: str = "127.0.0.1", port: int = 8765, *, verbose: bool = False) -> ThreadingHTTPServer:
-    """A threading HTTP server for ``engine`` (port 0 picks a free port: ``server.server_port``)."""
-    server = ThreadingHTTPServer((host, port), _handler(engine))
-    server.daemon_threads = True
-    server.verbose = verbose  # type: ignore[attr-defined]
-    return server
+def make_server(
+    engine: DemoEngine | None, host: str = "127.0.0.1", port: int = 8765, *, verbose: bool = False, **limits: Any,
+) -> DemoServer:
+    """A :class:`~chronorank.demo_app.server.DemoServer` for ``engine``, its port bound (0
+    picks a free one: ``server.server_port``). ``engine=None`` binds the port only; set
+    ``server.handler = demo_handler(engine)`` before serving. ``limits``: ``workers``,
+    ``max_connections``, ``request_timeout``, ``idle_timeout``, ``max_head_bytes``."""
+    return DemoServer(host, port, None if engine is None else demo_handler(engine), verbose=verbose, **limits)
