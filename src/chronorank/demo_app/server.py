@@ -260,10 +260,10 @@ class _Request:
     def __init__(self, sock: socket.socket, head: bytes) -> None:
         self.sock, self.head = sock, head
 
-    def makefile(self, mode: str, *args: Any, **kwargs: Any) -> Any:
+    def makefile(self, mode: str, *args: Any) -> Any:
         if "r" in mode:
             return io.BytesIO(self.head)
-        return self.sock.makefile(mode, *args, **kwargs)
+        return self.sock.makefile("wb")
 
     def settimeout(self, value: float | None) -> None:
         self.sock.settimeout(value)
