@@ -50,6 +50,19 @@ def _damage_the_docs_file(work: Path) -> None:
     victim.write_bytes(b"\x00garbage" + data[8:])
 
 
+def _replace_with_fifo(work: Path, name: str) -> None:
+    """Replace a file of the current generation with a named pipe (opening it would block)."""
+    gen = next(p for p in sorted((work / "idx").iterdir()) if p.is_dir())
+    (gen / name).unlink()
+    os.mkfifo(gen / name)
+
+
+def _symlink_the_lock(work: Path) -> None:
+    """Point the index's LOCK at a file elsewhere (a save would create it)."""
+    (work / "idx" / "LOCK").unlink(missing_ok=True)
+    os.symlink(work / "elsewhere", work / "idx" / "LOCK")
+
+
 IDX = ("index", "c.jsonl", "--out", "idx", "--embedder", "hashing")
 CASES: tuple[Case, ...] = (
     # ---- file kinds and encodings
@@ -137,6 +150,13 @@ CASES: tuple[Case, ...] = (
     Case("intent: --now unreadable", ("intent", "latest news", "--now", "yesterday-ish")),
     Case("serve-demo: --limit 0", ("serve-demo", "--limit", "0")),
     Case("an unknown command", ("indx", "c.jsonl")),
+    # ---- issue 31: values no engine represents, hostile index files
+    Case("a metadata integer beyond 64 bits", IDX, {"c.jsonl": _doc(', "metadata": {"n": ' + "9" * 30 + "}")}),
+    Case("a metadata number that is infinite (1e400)", IDX, {"c.jsonl": _doc(', "metadata": {"n": 1e400}')}),
+    Case("search: the index's manifest is a named pipe", ("search", "idx", "latest"), {"c.jsonl": OK_DOC},
+         setup=(IDX,), prepare=lambda work: _replace_with_fifo(work, "manifest.json")),
+    Case("index --append: the index's LOCK is a symbolic link", (*IDX, "--append"), {"c.jsonl": OK_DOC},
+         setup=(IDX,), prepare=_symlink_the_lock),
 )
 
 

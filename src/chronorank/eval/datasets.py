@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
+from chronorank.index.records import check_storable
 from chronorank.timeparse import parse_times
 from chronorank.timeparse import to_epoch as parse_one
 
@@ -167,6 +168,8 @@ def normalize_document(obj: Mapping[str, Any], *, where: str = "document") -> di
                 f"{where} (id={doc_id!r}): 'metadata' must be an object, got {nested!r}."
             )
         metadata.update(nested)
+    # the index's rule, here for the line number (numbers every engine stores, storable text)
+    check_storable(metadata, f"{where} (id={doc_id!r}): metadata", 0, numbers=True)
     record: dict[str, Any] = {"id": str(doc_id), "text": text}
     for f in _TIME_FIELDS:
         record[f] = obj.get(f)
