@@ -6,7 +6,7 @@ more), reset the kernel's peak-RSS mark (``/proc/self/clear_refs``), ``add()`` t
 document, read the peak (``VmHWM``). The goal: the peak over the process before the text
 existed (interpreter + model) stays below twice the text's size.
 
-    nice -n 10 python benchmarks/add_memory.py [--sizes 1 10 100] [--baseline-src /tmp/base/src]
+    nice -n 10 python benchmarks/add_memory.py [--sizes 1 10 100] [--baseline-src /tmp/base/src --baseline-sizes 1 10]
 
 ``--baseline-src`` runs another tree's ``src`` the same way (e.g. main before the cut:
 ``git archive <commit> src | tar -x -C /tmp/base``), one after the other; sizes whose
@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100], help="text sizes in MiB")
     ap.add_argument("--baseline-src", type=Path, default=None)
+    ap.add_argument("--baseline-sizes", type=int, nargs="+", default=[1, 10],
+                    help="sizes for the baseline (MiB; 100 took 555 s and 17.6 GiB before the cut)")
     ap.add_argument("--baseline-timeout", type=float, default=300.0)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         out["rows"].append(row)
     if args.baseline_src is not None:
         out["baseline"] = []
-        for mib in args.sizes:
+        for mib in args.baseline_sizes:
             row = run(args.baseline_src, mib, args.baseline_timeout)
             print("baseline", json.dumps(row), flush=True)
             out["baseline"].append(row)
