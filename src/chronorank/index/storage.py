@@ -37,9 +37,13 @@ index from its writer's memory (last save wins); writers that load, add and save
 ``--append`` does). The lock is advisory and local: directories shared over NFS or written
 by other tools are not protected.
 
-A failed save (disk full, any ``OSError``) removes everything it wrote, leaves the
-previous generation current and raises one :class:`~chronorank.errors.StoreError`; the
-next save, once the cause is gone, starts clean.
+A failed save (disk full, any ``OSError``, a failed fsync of a file or of a directory)
+removes everything it wrote, leaves the previous generation current and raises one
+:class:`~chronorank.errors.StoreError`; the next save, once the cause is gone, starts
+clean. (A directory fsync that fails after ``CURRENT`` was switched raises a
+``StoreError`` that says the new generation is current.) A loaded index can always be
+saved: a record holding an unpaired surrogate (a crafted or older ``docs.jsonl``) is
+written with JSON's ASCII escapes.
 
 Readers take no lock. A reader that read ``CURRENT`` just before a writer switched it may
 find its generation removed; it then reads ``CURRENT`` again and retries (a few times, as
@@ -53,10 +57,12 @@ the manifest (``verify=True``), and memory-maps the arrays. Any mismatch raises
 Threat model: an index directory may come from elsewhere (a download, a shared volume).
 Loading it must not read outside it, crash, or exhaust memory: only the fixed file names
 listed above are opened, inside the generation directory, never through a symlink
-(``O_NOFOLLOW``, regular files only); every ``.npy`` header's dtype and shape is checked
-against the manifest before any data is read (no pickles), and every array's contents
-against the others (pointers monotone and in range, ids in range); JSON nested too
-deeply is refused. Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
+(``O_NOFOLLOW``) and without blocking (``O_NONBLOCK``: a named pipe is refused, not waited
+on), regular files only; every ``.npy`` header's dtype and shape is checked against the
+manifest before any data is read (no pickles; sizes counted in Python integers, so no
+shape wraps around), and every array's contents against the others (pointers monotone
+and in range, ids in range, vectors and times finite); JSON nested too deeply is
+refused. ``LOCK`` is opened with ``O_NOFOLLOW`` too (a save never creates a link's target). Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
 (the files are the ones the manifest lists), not *origin*: whoever can write the
 directory can write a consistent manifest too. An attacker-made index can still hold any
 documents and scores it likes; load only indexes whose content you would index yourself.
