@@ -3,7 +3,7 @@
 Each size runs in its own subprocess: load the model (embed one word), build the text (a
 seeded ~1 MiB block of English-like words repeated, so the text costs its size and no
 more), reset the kernel's peak-RSS mark (``/proc/self/clear_refs``), ``add()`` the one
-document, read the peak (``VmHWM``). The goal: the peak over the process before the text
+document, read the peak (``VmHWM``); the embedding cache is off (a first add). The goal: the peak over the process before the text
 existed (interpreter + model) stays below twice the text's size.
 
     nice -n 10 python benchmarks/add_memory.py [--sizes 1 10 100] [--baseline-src /tmp/base/src --baseline-sizes 1 10]
@@ -74,7 +74,8 @@ print(json.dumps({"mib": mib, "text_bytes": text_bytes, "rss_before_text": befor
 
 
 def run(src: Path, mib: int, timeout: float) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(src))
+    # no embedding cache: a cached vector would skip the embedder (the first add of a text)
+    env = dict(os.environ, PYTHONPATH=str(src), CHRONORANK_EMBED_CACHE="off")
     t0 = time.perf_counter()
     try:
         res = subprocess.run([sys.executable, "-c", CHILD, str(mib)], env=env, capture_output=True, text=True,
