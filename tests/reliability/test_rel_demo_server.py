@@ -64,7 +64,8 @@ def test_half_sent_and_silent_connections_are_dropped_and_hold_no_thread(app):
         if i % 2:
             s.sendall(b"GET /\r\n")  # a bare request line, never finished
         socks.append(s)
-    assert threading.active_count() <= before + 2  # no thread per connection
+    # no thread per connection: at most the pool (which may still be starting) beyond before
+    assert threading.active_count() <= before + server.workers + 1
     # every one is closed by the server within the timeouts (a 408/503 answer, then EOF)
     answers = []
     for s in socks:

@@ -11,7 +11,9 @@ Limits, each answered at once with a clear HTTP error and the connection closed:
 - ``idle_timeout``: seconds a connection may stay silent before its first byte;
 - ``request_timeout``: seconds to send the whole request head (a half-sent request, or
   one dribbled a byte at a time, is dropped after this);
-- ``max_head_bytes``: the request line and headers together (414/431 beyond);
+- ``max_head_bytes``: the request line and headers together (414/431 beyond, answered
+  after a quarter of a second, so that a client sending them back to back cannot take the
+  server's turns from everyone else's searches);
 - ``max_connections``: connections open at once (503 beyond);
 - ``workers`` and a queue of ``4 * workers`` complete requests (503 beyond).
 
@@ -37,6 +39,7 @@ __all__ = ["DemoServer", "bind_error"]
 
 _STOP = object()
 _SWEEP = 0.1  # seconds between two checks of the connections' deadlines
+_OVERSIZE_PAUSE = 0.25  # seconds before an oversized request is answered (414/431)
 
 
 def bind_error(host: str, port: int, exc: OSError) -> InvalidInput:
@@ -104,6 +107,7 @@ class DemoServer:
         self._stopped = threading.Event()
         self._stopped.set()
         self._threads: list[threading.Thread] = []
+        self._late: list[tuple[float, socket.socket, int, str]] = []  # (when, socket, status, why)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -143,6 +147,7 @@ class DemoServer:
         sel.register(self.socket, selectors.EVENT_READ, None)
         sel.register(self._wake_r, selectors.EVENT_READ, None)
         conns: dict[socket.socket, _Conn] = {}
+        self._late = []
         sweep = 0.0
         try:
             while not self._stop.is_set():
@@ -160,12 +165,19 @@ class DemoServer:
                 if now < sweep:
                     continue
                 sweep = now + _SWEEP
+                if self._late:
+                    due = [x for x in self._late if x[0] <= now]
+                    self._late = [x for x in self._late if x[0] > now]
+                    for _, sock, status, why in due:
+                        _reply_and_close(sock, status, why)
                 for c in [c for c in conns.values() if self._deadline(c) <= now]:
                     self.timed_out += 1
                     self._drop(sel, conns, c, 408, "the request was not sent in time")
         finally:
             for c in list(conns.values()):
                 self._drop(sel, conns, c)
+            for _, sock, status, why in self._late:
+                _reply_and_close(sock, status, why)
             sel.close()
 
     def _deadline(self, c: _Conn) -> float:
@@ -181,7 +193,7 @@ class DemoServer:
                 return
             except OSError:
                 return
-            if len(conns) >= self.max_connections:
+            if len(conns) + len(self._late) >= self.max_connections:
                 self.refused += 1
                 _reply_and_close(sock, 503, "the demo server has too many open connections; retry shortly")
                 continue
@@ -209,8 +221,14 @@ class DemoServer:
         if end < 0 or end + 4 > self.max_head_bytes:
             line_end = c.buf.find(b"\r\n")
             status = 414 if line_end < 0 or line_end > self.max_head_bytes else 431
-            self._drop(sel, conns, c, status,
-                       f"the request head is over {self.max_head_bytes} bytes; send a shorter query")
+            # answered after a pause, holding no thread: a client that sends oversized
+            # requests back to back gets a few answers a second, not thousands of the
+            # server's turns (the searches of everyone else run meanwhile)
+            with contextlib.suppress(KeyError, ValueError):
+                sel.unregister(c.sock)
+            del conns[c.sock]
+            self._late.append((time.monotonic() + _OVERSIZE_PAUSE, c.sock, status,
+                               f"the request head is over {self.max_head_bytes} bytes; send a shorter query"))
             return
         sel.unregister(c.sock)
         del conns[c.sock]
