@@ -217,7 +217,7 @@ def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command:
 
 def read_corpus(
     path: str | Path, command: str, flag: str = "corpus", *, bad_dates: str = "raise", dayfirst: bool = False,
-    data: bytes | None = None, date_unit: str = "auto",
+    data: bytes | None = None, date_unit: str = "auto", stats: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """A docs/format.md corpus, checked and normalised; exit code 3 when it holds no documents.
     ``data``: the file's bytes, when the caller has read them (:func:`read_bytes`)."""
@@ -240,6 +240,8 @@ def read_corpus(
             seen[str(doc_id)] = lineno
     check_texts(rows, where, command)
     cleared = check_dates(rows, where, bad_dates=bad_dates, dayfirst=dayfirst, date_unit=date_unit, command=command)
+    if stats is not None:
+        stats["unreadable"] = cleared
     if cleared:
         warn(command, f"{cleared} date(s) unreadable in {where}, indexed as undated (--bad-dates missing)")
     docs = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 import warnings
@@ -59,8 +60,9 @@ def run(args: Any) -> int:
             idx = TemporalIndex(
                 embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
             )
+        stats: dict[str, int] = {}
         docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst,
-                           date_unit=args.date_unit)
+                           date_unit=args.date_unit, stats=stats)
         t1 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DateWarning)
@@ -78,6 +80,8 @@ def run(args: Any) -> int:
     )
     report = idx.date_report
     if report is not None:
+        # the dates --bad-dates missing cleared reached add() as undated: count them as unreadable
+        report = dataclasses.replace(report, unreadable=report.unreadable + stats.get("unreadable", 0))
         print(f"dates: {report.describe()}", file=sys.stderr)
         if report.total and report.undated == report.total:
             warn("index", f"{args.corpus}: {no_dates_message(report, file=True)}")
