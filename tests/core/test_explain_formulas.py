@@ -93,3 +93,18 @@ def test_legend_can_be_left_out_and_given_once() -> None:
     full, bare = ranking.explain(), ranking.explain(legend=False)
     assert full == bare + "\n" + legend_line(ranking.terms())
     assert "legend:" not in bare and "topic scale" in ranking.terms()
+
+
+@pytest.mark.parametrize("query", ["latest tern release", "tern release notes as of March 2025", "what is tern"])
+def test_the_index_explanations_recompute_too(query: str) -> None:
+    from chronorank.index import TemporalIndex
+
+    idx = TemporalIndex(embedder="hashing")
+    docs = [dict(c, text=f"tern {c['text']}") for c in CANDIDATES if c["id"] != "unrelated"]
+    docs.append({"id": "unrelated", "text": "weather in lisbon today", "date": "2026-07-30"})
+    idx.add(docs)
+    text = idx.search(query, k=10, now=NOW).explain()
+    rows = _rows(text)
+    assert rows, text
+    for _id, printed, value, line in rows:
+        assert value == pytest.approx(printed, abs=2e-4), line
