@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from chronorank.timeparse import parse_times
+
 __all__ = ["DateReport", "date_report", "no_dates_message"]
 
 #: The order a document's time is taken from (``time_field='auto'``; valid_from wins in ranking).
@@ -61,8 +63,6 @@ def date_report(times: np.ndarray, records: Sequence[Mapping[str, Any]], unreada
 
 def _likely_field(records: Sequence[Mapping[str, Any]], sample: int = 50) -> str | None:
     """The metadata key whose values (of the first ``sample`` records) read as dates most often."""
-    from chronorank.timeparse import parse_times
-
     head = list(records[:sample])
     keys: dict[str, None] = {}
     for r in head:

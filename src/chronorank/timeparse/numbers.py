@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from chronorank.errors import InvalidInput
+from chronorank.timeparse.batch import _batch_numbers
+
 __all__ = ["DATE_UNITS", "check_date_unit", "read_numbers"]
 
 DATE_UNITS = ("auto", "s", "ms", "us", "ns", "year", "yyyymmdd")
@@ -31,8 +34,6 @@ _EPOCH_FLOOR = 1e8  # 1973-03-03 in seconds: every year and compact date lies be
 
 def check_date_unit(unit: str) -> str:
     if unit not in DATE_UNITS:
-        from chronorank.errors import InvalidInput
-
         raise InvalidInput(f"date_unit={unit!r}; use one of {list(DATE_UNITS)} (auto: a year 1000-9999, a "
                            "YYYYMMDD date or epoch time at or above 1e8, the rest refused)")
     return unit
@@ -94,8 +95,6 @@ def read_numbers(values: Sequence[Any], unit: str = "auto") -> tuple[np.ndarray,
         res[eight] = _compact(v[eight])
         big = finite & (np.abs(v) >= _EPOCH_FLOOR)
         if big.any():
-            from chronorank.timeparse.batch import _batch_numbers
-
             res[big] = _batch_numbers(v[big])
     out[idx] = res
     refused[idx] = np.isnan(res)
