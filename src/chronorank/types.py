@@ -435,11 +435,11 @@ class Ranking(Sequence[Hit]):
 
     @property
     def rank_before(self) -> np.ndarray:
-        """1-based rank of every input by similarity alone (ties: input order)."""
+        """1-based rank of every input by similarity alone (ties: by TIE_RULE, as the ranking)."""
         if self._rank_before is None:
             n = self.similarity.shape[0]
             ranks = np.empty(n, dtype=np.int64)
-            ranks[np.argsort(-self.similarity, kind="stable")] = np.arange(1, n + 1)
+            ranks[best_first(self.similarity, np.arange(n), self.time, self.ids)] = np.arange(1, n + 1)
             self._rank_before = ranks
         return self._rank_before
 
@@ -503,8 +503,9 @@ class Ranking(Sequence[Hit]):
             right = np.searchsorted(near, v, side="right")
             ranks = near.shape[0] - right + 1
             shared = np.flatnonzero(right - np.searchsorted(near, v, side="left") > 1)
-            for j in shared.tolist():  # equal similarity: earlier input position ranks first
-                ranks[j] += int(np.count_nonzero(s[: r[j]] == v[j]))
+            for j in shared.tolist():  # equal similarity: by TIE_RULE, as the ranking orders them
+                tied = best_first(s, np.flatnonzero(s == v[j]), self.time, self.ids)
+                ranks[j] += int(np.flatnonzero(tied == r[j])[0])
             return ranks.tolist()
         return self.rank_before[rows].tolist()
 
