@@ -5,11 +5,7 @@ Each command runs as a fresh subprocess with its own empty caches -- embeddings
 (``CHRONORANK_REGEX_CACHE``) and ``XDG_CACHE_HOME`` (where ``demo`` keeps its index) --
 twice: the first run embeds the corpus, the rerun on the unchanged corpus should embed
 nothing (and, with its questions' vectors cached too, start no embedder session).
-The rerun runs as a user runs it: an identical rerun prints the first run's output from the
-result cache (:mod:`chronorank.commands._replay`) without importing numpy. The rerun with
-``CHRONORANK_RESULT_CACHE=off`` (``rerun_computed``) is timed too: it loads the cached index
-and vectors and ranks every question again, so it shows what the index and embedding caches
-alone give.
+The rerun loads the cached index and vectors and ranks every question again.
 ``demo`` runs as a user runs it (the rerun loads the index the first run saved);
 ``demo-no-cache`` with ``--no-cache``, which builds the index every time, so only the
 embedding cache helps; ``eval`` runs on the demo's 242 release notes and their labelled
@@ -137,26 +133,18 @@ def main() -> None:
             rerun["all_wall_s"] = [r["wall_s"] for r in reruns]
             rerun["all_cpu_s"] = [r["cpu_s"] for r in reruns]
             rerun["cpu_s"] = statistics.median(rerun["all_cpu_s"])
-            env_off = dict(env, CHRONORANK_RESULT_CACHE="off")
-            computed = [timed(cmds[name], env_off) for _ in range(max(1, args.reruns))]
-            recomputed = dict(sorted(computed, key=lambda r: r["wall_s"])[len(computed) // 2])
-            recomputed["all_wall_s"] = [r["wall_s"] for r in computed]
-            recomputed["cpu_s"] = statistics.median(r["cpu_s"] for r in computed)
-            same = all(_answers(r.pop("_stdout"), name) == _answers(first["_stdout"], name) for r in reruns + computed)
+            same = all(_answers(r.pop("_stdout"), name) == _answers(first["_stdout"], name) for r in reruns)
             first.pop("_stdout")
             rerun.pop("_stdout", None)
-            recomputed.pop("_stdout", None)
             row = {"command": name, "first_run": first, "rerun": rerun,
                    "rerun_speedup": first["wall_s"] / rerun["wall_s"],
-                   "rerun_computed": recomputed, "rerun_computed_speedup": first["wall_s"] / recomputed["wall_s"],
                    "rerun_speedup_cpu": first["cpu_s"] / rerun["cpu_s"], "target_speedup": 50.0,
                    "target_first_progress_s": 1.0, "rerun_prints_the_same_answers": same}
             rows.append(row)
             print(f"{name:>15}: first run {first['wall_s']:7.2f} s (first progress at {first['first_progress_s']} s)"
                   f"  rerun {rerun['wall_s']:6.2f} s  speedup {row['rerun_speedup']:6.1f}x"
                   f" (CPU {first['cpu_s']:.2f} s / {rerun['cpu_s']:.2f} s: {row['rerun_speedup_cpu']:.1f}x)"
-                  f"  rerun progress lines {rerun['progress_lines']}; computed again {recomputed['wall_s']:.2f} s"
-                  f" ({row['rerun_computed_speedup']:.1f}x)")
+                  f"  rerun progress lines {rerun['progress_lines']}")
         floor = [timed([sys.executable, "-c", "import numpy"], base_env)["wall_s"] for _ in range(5)]
         if not all(r["rerun_prints_the_same_answers"] for r in rows):
             print("WARNING: a rerun printed other answers than its first run")

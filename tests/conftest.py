@@ -14,11 +14,10 @@ from typing import Any
 OPT_IN = ("slow", "browser")
 
 # the embedding cache (chronorank.index.embed_cache) and the built-index cache
-# (chronorank.eval.index_cache) and the replayed runs (chronorank.commands._replay) of a test run live in scratch directories, never in the
+# (chronorank.eval.index_cache, and demo's) of a test run live in scratch directories, never in the
 # user's cache; tests of the caches set their own
 os.environ.setdefault("CHRONORANK_EMBED_CACHE", tempfile.mkdtemp(prefix="chronorank-test-embeddings-"))
 os.environ.setdefault("CHRONORANK_INDEX_CACHE", tempfile.mkdtemp(prefix="chronorank-test-indexes-"))
-os.environ.setdefault("CHRONORANK_RESULT_CACHE", tempfile.mkdtemp(prefix="chronorank-test-results-"))
 
 
 def pytest_addoption(parser: Any) -> None:

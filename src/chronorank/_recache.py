@@ -52,7 +52,7 @@ _memo: dict[str, re.Pattern[str]] = {}
 def code_stamp() -> str:
     """A digest of this chronorank's version and package files (path, size and mtime of every
     module and data file: the language files and weights rank too), for caches of what it
-    built (``eval``'s indexes, ``demo``'s, the replayed runs of :mod:`chronorank.commands._replay`):
+    built (``eval``'s indexes, ``demo``'s):
     a changed or edited checkout never loads what an older one saved."""
     out = [__version__]
 

@@ -11,11 +11,13 @@ import importlib
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from chronorank import __version__
 from chronorank.commands import COMMANDS
-from chronorank.errors import ChronorankError
+from chronorank.errors import ChronorankError, DateWarning, LanguageWarning
 
 EPILOG = "File formats: docs/format.md; example data: examples/releases/."
 
@@ -84,6 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         print(f"chronorank: command {args.command!r} is not available in this build", file=sys.stderr)
         return 2
+    shown = warnings.showwarning
+
+    def one_line(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
+        """chronorank's own warnings (dates, languages) as one line naming the command."""
+        if issubclass(category, (DateWarning, LanguageWarning)):
+            print(f"chronorank {args.command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *rest, **kw)
+
+    warnings.showwarning = one_line
     try:
         return int(func(args) or 0)
     except ChronorankError as exc:
@@ -110,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "please report it with the command line (CHRONORANK_TRACEBACK=1 shows the traceback)",
               file=sys.stderr)
         return 1
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":

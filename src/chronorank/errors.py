@@ -27,6 +27,16 @@ class StoreError(ChronorankError):
     the message says what failed and what state was left behind."""
 
 
+class DateWarning(UserWarning):
+    """Documents were indexed without a readable date, or a date was read one way of several
+    (the message says which and how to choose); the CLI prints it as one line."""
+
+
+class LanguageWarning(UserWarning):
+    """A query seems written in a language chronorank has no language file for: its time words
+    were not read (``Intent.unsupported`` names the language)."""
+
+
 def require(module: str, extra: str, package: str | None = None) -> ModuleType:
     """Import an optional module or raise MissingDependency with the pip line that fixes it."""
     try:

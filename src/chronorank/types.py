@@ -20,6 +20,53 @@ Mode = Literal["recent", "as_of", "range", "specific", "timeless"]
 MODES: tuple[str, ...] = ("recent", "as_of", "range", "specific", "timeless")
 DAY = 86400.0
 
+#: How equal scores are ordered, in every engine (index, reranker, stores).
+TIE_RULE = "equal scores: the newer document first (undated last), then the smaller id"
+
+
+def _id_keys(ids: Sequence[Any], rows: np.ndarray) -> np.ndarray:
+    """The ids of ``rows`` as one sortable array: numbers as numbers, anything else as text."""
+    if isinstance(ids, range):
+        return np.asarray(ids[0:0]) if rows.size == 0 else ids.start + ids.step * rows
+    keys = np.asarray([ids[int(i)] for i in rows])
+    if keys.dtype.kind not in "iufUS":
+        keys = np.asarray([str(ids[int(i)]) for i in rows])
+    return keys
+
+
+def best_first(score: np.ndarray, rows: np.ndarray, time: np.ndarray, ids: Sequence[Any]) -> np.ndarray:
+    """``rows`` ordered by ``score[rows]`` descending, equal scores by :data:`TIE_RULE`
+    (``time``: epoch seconds, NaN = undated). The ids are read only for rows tied on both."""
+    rows = np.asarray(rows, dtype=np.int64)
+    s = -np.asarray(score, dtype=np.float64)[rows]
+    with np.errstate(invalid="ignore"):
+        newer = -np.asarray(time, dtype=np.float64)[rows]
+    newer = np.where(np.isnan(newer), np.inf, newer)
+    order = np.lexsort((newer, s))
+    ss, nn = s[order], newer[order]
+    if order.size > 1 and ((ss[1:] == ss[:-1]) & (nn[1:] == nn[:-1])).any():
+        order = np.lexsort((_id_keys(ids, rows), newer, s))
+    return rows[order]
+
+
+def tied_at_cut(score: np.ndarray, k: int, time: np.ndarray, ids: Sequence[Any]) -> np.ndarray:
+    """The rows of the best ``k`` scores, best first; the rows tied at the cut chosen by :data:`TIE_RULE`."""
+    n = score.shape[0]
+    k = min(int(k), n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < n:
+        kth = np.partition(score, n - k)[n - k]
+        above = np.flatnonzero(score > kth)
+        tied = np.flatnonzero(score == kth)
+        if np.isnan(kth) or above.shape[0] + tied.shape[0] < k:  # NaN scores: sort them all
+            return best_first(score, np.arange(n), time, ids)[:k]
+        rows = np.concatenate([above, best_first(score, tied, time, ids)[: k - above.shape[0]]])
+    else:
+        rows = np.arange(n)
+    return best_first(score, rows, time, ids)
+
+
 #: What a period question's in-force bands are called in explanations (chronorank.temporal).
 BAND_NAMES: tuple[str, ...] = (
     "in force at the period's end", "in force during the period, replaced before its end",
@@ -29,17 +76,23 @@ BAND_NAMES: tuple[str, ...] = (
 
 #: Every term an explanation shows, defined once (``Ranking.explain`` prints the ones it uses).
 LEGEND: dict[str, str] = {
-    "score": "the rank score: similarity x (1 - s + s x time factor), s = effective strength "
-             "(score = similarity when time is off)",
+    "score": "the rank score, written as the formula that gives it: similarity x the time weight "
+             "(gated_multiply: 1 - s + s x time factor, s = effective strength; score = similarity when "
+             "time is off), x a rule's factor where one applies",
     "similarity": "how well the document matches the question; in the index the fused score, "
                   "flattened so that documents within the topical margin of the best tie near 1",
     "time factor": "the decay kernel's weight in [0, 1] for the document's age (1 = fresh or in force)",
+    "topic scale": "what the topic rule multiplies an off-topic score by, so that it ranks below every "
+                   "on-topic document (their order kept)",
+    "rank rule": "what a ranking rule applied after the time weight (a replaced version below its "
+                 "successor, the first hit's versions together, a conflicting page last)",
     "age": "days from the document's date (or the end of its validity) to the named reference point",
     "fused": "the index's blend of dense, bm25 and lead, before flattening",
     "dense": "cosine similarity of the question's and the document's embeddings",
     "bm25": "keyword score of the whole document (BM25, rare query words weigh more)",
     "lead": "keyword score of the document's first sentence (its title, in effect)",
-    "gate": "how much the answer depends on time, in [0, 1] (the intent parser's time sensitivity)",
+    "gate": "how much the answer depends on time, in [0, 1]: the intent parser's time sensitivity, or "
+            "the fixed weight of a stated time ('as of April 2026')",
     "effective strength": "gate x strength: how far time may move a document (0 = time off)",
     "on topic": "passes the topic rule printed in the header (relative to the best candidate's "
                 "signals); time never lifts a document that is not on topic over one that is",
@@ -132,6 +185,9 @@ class Intent:
     spans: tuple[Span, ...] = ()
     lang: str = "en"
     anchor: Anchor | None = None  # an unresolved before/after operand (target is then None)
+    #: the language the query seems written in when no language file covers it (its time
+    #: words were not read: chronorank.intent.unsupported), else None
+    unsupported: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.time_sensitivity <= 1.0:
@@ -149,6 +205,8 @@ class Intent:
             parts.append("matched=" + ", ".join(repr(s.text) for s in self.spans))
         if self.topical_query != self.query:
             parts.append(f"topical={self.topical_query!r}")
+        if self.unsupported:
+            parts.append(f"language={self.unsupported} (no language file: its time words are not read)")
         return " ".join(parts)
 
 
@@ -287,6 +345,40 @@ class _FieldColumn(Sequence[Any]):
         return repr(list(self))
 
 
+def legend_line(terms: set[str]) -> str:
+    """The legend of ``terms``, in :data:`LEGEND` order (one line)."""
+    return "legend: " + "; ".join(f"{k} = {LEGEND[k]}" for k in LEGEND if k in terms)
+
+
+def _num(x: float) -> str:
+    """Up to 4 decimals, without trailing zeros: 0.9, 0.9837."""
+    return f"{x:.4f}".rstrip("0").rstrip(".") or "0"
+
+
+def _score_formula(h: Hit, s: float, combine: str, off_topic: bool) -> tuple[str, set[str]]:
+    """A hit's score as the formula that gives it, with the numbers applied: the strategy's
+    time weight (``s``: the effective strength, 0 when time is off), then what a rank rule
+    applied on top (the topic rule's scale, a replaced version's demotion), so the printed
+    numbers recompute to the printed score. Returns the text and the legend terms it uses."""
+    sim, f, score = h.similarity, h.decay, h.score
+    if s <= 0:
+        base, text = sim, f"score {score:.4f} = similarity {sim:.4f}"
+    elif combine == "gated_multiply":
+        base = sim * (1.0 - s + s * f)
+        text = f"score {score:.4f} = similarity {sim:.4f} x (1 - {_num(s)} + {_num(s)} x time factor {f:.4f})"
+    elif combine == "multiply":
+        base = sim * f**s
+        text = f"score {score:.4f} = similarity {sim:.4f} x time factor {f:.4f} ^ {_num(s)}"
+    else:  # linear and rrf depend on the other candidates: no per-row formula
+        return f"score {score:.4f} (similarity {sim:.4f}, time factor {f:.4f}; combine {combine})", set()
+    if not (math.isfinite(score) and math.isfinite(base)) or abs(score - base) <= 5e-5 * max(1.0, abs(base)):
+        return text, set()
+    why = "topic scale" if off_topic else "rank rule"
+    if base > 0 and score > 0:
+        return f"{text} x {why} {score / base:.4f}", {why}
+    return f"{text} {'+' if score > base else '-'} {why} {abs(score - base):.4f}", {why}
+
+
 class Ranking(Sequence[Hit]):
     """A ranked list backed by columns; ``Hit`` objects are built on access.
 
@@ -321,7 +413,7 @@ class Ranking(Sequence[Hit]):
         self.ids = ids
         self.payloads = payloads
         # Either an explicit order, or a lazy one: ``pool`` (input positions that take part,
-        # None = all) sorted by ``score`` descending, ties by input position, cut to ``limit``.
+        # None = all) sorted by ``score`` descending, ties by TIE_RULE, cut to ``limit``.
         self._order = None if order is None else np.asarray(order, dtype=np.int64)
         self._pool = pool
         self._prefix = np.zeros(0, dtype=np.int64)
@@ -343,11 +435,11 @@ class Ranking(Sequence[Hit]):
 
     @property
     def rank_before(self) -> np.ndarray:
-        """1-based rank of every input by similarity alone (ties: input order)."""
+        """1-based rank of every input by similarity alone (ties: by TIE_RULE, as the ranking)."""
         if self._rank_before is None:
             n = self.similarity.shape[0]
             ranks = np.empty(n, dtype=np.int64)
-            ranks[np.argsort(-self.similarity, kind="stable")] = np.arange(1, n + 1)
+            ranks[best_first(self.similarity, np.arange(n), self.time, self.ids)] = np.arange(1, n + 1)
             self._rank_before = ranks
         return self._rank_before
 
@@ -364,6 +456,7 @@ class Ranking(Sequence[Hit]):
     def _top(self, m: int) -> np.ndarray:
         pool = self._pool
         score = self.score if pool is None else self.score[pool]
+        rows_of = np.arange(self.score.shape[0]) if pool is None else pool
         n = score.shape[0]
         if m < n // 8:
             if m > 0 and n > 4096 and m <= 64:
@@ -380,10 +473,11 @@ class Ranking(Sequence[Hit]):
                 part = np.zeros(0, dtype=np.int64)
             if part.shape[0] < m:  # NaN scores (a callable kernel's) defeat the cut: sort all
                 part = np.arange(n)
-            idx = part[np.argsort(-score[part], kind="stable")][:m]
+            idx = rows_of[part]
         else:
-            idx = np.argsort(-score, kind="stable")[:m]
-        return idx if pool is None else pool[idx]
+            idx = rows_of
+        # equal scores by TIE_RULE: the rows tied at the cut are all in idx (score >= kth)
+        return best_first(self.score, idx, self.time, self.ids)[:m]
 
     def _position(self, pos: int) -> int:
         if self._order is not None:
@@ -409,8 +503,9 @@ class Ranking(Sequence[Hit]):
             right = np.searchsorted(near, v, side="right")
             ranks = near.shape[0] - right + 1
             shared = np.flatnonzero(right - np.searchsorted(near, v, side="left") > 1)
-            for j in shared.tolist():  # equal similarity: earlier input position ranks first
-                ranks[j] += int(np.count_nonzero(s[: r[j]] == v[j]))
+            for j in shared.tolist():  # equal similarity: by TIE_RULE, as the ranking orders them
+                tied = best_first(s, np.flatnonzero(s == v[j]), self.time, self.ids)
+                ranks[j] += int(np.flatnonzero(tied == r[j])[0])
             return ranks.tolist()
         return self.rank_before[rows].tolist()
 
@@ -539,9 +634,20 @@ class Ranking(Sequence[Hit]):
         rows = [self._position(p) for p in range(n)]
         return list(zip(rows, self._hits(range(n), rows, self._ranks_of(rows)))) if n else []
 
-    def explain(self) -> str:
+    def explain(self, legend: bool = True) -> str:
         """The readable trace: the question's intent, how time is applied (or that it is off),
-        the topic rule, then one line a document and a legend of the terms used."""
+        the topic rule, then one line a document (its score written as the formula that gives
+        it) and a legend of the terms used (``legend=False``: without it, see :meth:`terms`)."""
+        lines, used = self._trace()
+        if legend:
+            lines.append(legend_line(used))
+        return "\n".join(lines)
+
+    def terms(self) -> set[str]:
+        """The :data:`LEGEND` terms :meth:`explain` uses."""
+        return self._trace()[1]
+
+    def _trace(self) -> tuple[list[str], set[str]]:
         m = self.meta
         lines = [f"query: {self.query!r}"]
         intent = m.get("intent")
@@ -549,14 +655,20 @@ class Ranking(Sequence[Hit]):
             lines.append(f"intent: {intent.describe()}")
         time_on = self._time_on()
         ref_name = self._reference()
+        strength = float(m.get("strength", 1.0))
+        eff = float(m.get("effective_strength", m.get("gate", 1.0)))
         if time_on:
             hl = m.get("half_life_days")
             hl_s = "" if hl is None else f", half-life {hl:.1f} days"
             kernel = f"{m['kernel']}{hl_s}" if "kernel" in m else "the kernel"
+            gate = eff / strength if strength > 0 else float(m.get("gate", 1.0))
+            sens = float(m.get("gate", gate))
+            why = ""
+            if abs(gate - sens) > 5e-3 and intent is not None and intent.target is not None:
+                why = f" (a stated time weighs {gate:.2f}, whatever the question's time sensitivity {sens:.2f})"
             lines.append(
                 f"time: on; ages count from {ref_name}; decay {kernel}; combine {m.get('combine', '?')}; "
-                f"gate {m.get('gate', 1.0):.2f} x strength {m.get('strength', 1.0):.2f} = "
-                f"effective strength {m.get('effective_strength', m.get('gate', 1.0)):.2f}"
+                f"gate {_num(gate)} x strength {_num(strength)} = effective strength {_num(eff)}{why}"
             )
         else:
             why = f"mode {intent.mode}" if intent is not None else "strength 0"
@@ -575,18 +687,16 @@ class Ranking(Sequence[Hit]):
             lines.append(f"now: {format_epoch(m['now'], True)}")
         lines.append("-" * 72)
         used = {"score", "similarity", "age"} | ({"time factor", "gate", "effective strength"} if time_on else set())
+        combine = m.get("combine", "gated_multiply")
         for pos, (row, h) in enumerate(self._rows_and_hits()):
             f = self._time_fields(row, h, ref_name)
-            if time_on:
-                head = (f"{pos + 1}. {h.id}  score {h.score:.4f} = similarity {h.similarity:.4f} "
-                        f"with time factor {h.decay:.4f}")
-            else:
-                head = f"{pos + 1}. {h.id}  score {h.score:.4f} (similarity {h.similarity:.4f})"
+            head, adj = _score_formula(h, eff if time_on else 0.0, combine, f["on_topic"] is False)
+            used.update(adj)
             parts = [f["age_text"]] + ([f["period"]] if f["period"] else [])
             if f["on_topic"] is False:
                 parts.append("not on topic")
                 used.add("on topic")
-            line = f"{head}  [{'; '.join(parts)}]"
+            line = f"{pos + 1}. {h.id}  {head}  [{'; '.join(parts)}]"
             if h.rank_before != h.rank_after:
                 line += f"  similarity rank {h.rank_before} -> {h.rank_after}"
             if h.signals:
@@ -600,8 +710,7 @@ class Ranking(Sequence[Hit]):
         lines.append("-" * 72)
         if m.get("topic_rule"):
             used.add("on topic")
-        lines.append("legend: " + "; ".join(f"{k} = {LEGEND[k]}" for k in LEGEND if k in used))
-        return "\n".join(lines)
+        return lines, used
 
     def explain_records(self) -> list[dict[str, Any]]:
         """The structured trace, one dict a document, for programs: the fields of

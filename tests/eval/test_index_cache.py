@@ -44,9 +44,6 @@ def caches(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("CHRONORANK_INDEX_CACHE", str(root))
     monkeypatch.setenv("CHRONORANK_EMBED_CACHE", str(tmp_path / "embeddings"))
     monkeypatch.setenv("CHRONORANK_PROGRESS", "0")
-    # these tests are of the index cache: an identical rerun must reach it, not be replayed
-    # from the result cache (chronorank.commands._replay, tests/test_replay.py)
-    monkeypatch.setenv("CHRONORANK_RESULT_CACHE", "off")
     return root
 
 

@@ -86,7 +86,7 @@ def test_demo_reuses_its_index_until_the_code_or_the_corpus_changes(tmp_path, mo
     from chronorank.eval import datasets
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setenv("CHRONORANK_RESULT_CACHE", "off")  # the index cache, not a replayed run
+    monkeypatch.delenv("CHRONORANK_INDEX_CACHE")  # the default place: beside the other caches
     demo = ["demo", "--embedder", "hashing", "-k", "1", "what changed in the latest release of ruff"]
 
     def first_line() -> str:
@@ -109,6 +109,50 @@ def test_demo_reuses_its_index_until_the_code_or_the_corpus_changes(tmp_path, mo
     edited = (json.dumps(changed).encode(), changed)
     monkeypatch.setattr(datasets, "read_release_snapshot", lambda path: edited[::-1])  # another corpus
     assert "indexed 241 release notes" in first_line()
+
+
+class _CachedHashing:
+    """The hashing embedder with a cache key, so that the embedding cache keeps its vectors."""
+
+    def __init__(self) -> None:
+        from chronorank.index import HashingEmbedder
+
+        self.inner = HashingEmbedder()
+        self.dim, self.name, self.cache_key = self.inner.dim, "hashing", "hashing-test"
+
+    def embed(self, texts):
+        return self.inner.embed(texts)
+
+
+@pytest.mark.parametrize("switch", ["on", "CHRONORANK_INDEX_CACHE=off", "CHRONORANK_EMBED_CACHE=off", "--no-cache",
+                                    "--rebuild"])
+def test_demo_honours_every_cache_switch(switch, tmp_path, monkeypatch, capsys):
+    import chronorank.index as index_pkg
+
+    monkeypatch.setattr(index_pkg, "get_embedder", lambda spec: _CachedHashing())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("CHRONORANK_INDEX_CACHE", str(tmp_path / "indexes"))
+    monkeypatch.setenv("CHRONORANK_EMBED_CACHE", str(tmp_path / "vectors"))
+    flags = []
+    if switch.startswith("--"):
+        flags.append(switch)
+    elif switch != "on":
+        monkeypatch.setenv(*switch.split("="))
+    demo = ["demo", "-k", "1", *flags, "what changed in the latest release of ruff"]
+
+    def written(name: str) -> list[str]:
+        return sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / name).rglob("*") if p.is_file())
+
+    heads = []
+    for _ in range(2):
+        assert main(demo) == 0
+        heads.append(capsys.readouterr().out.splitlines()[0])
+    assert not written("xdg")  # every cache went where its switch said
+    index_off = switch in ("CHRONORANK_INDEX_CACHE=off", "--no-cache")
+    assert ("loaded the cached index" in heads[1]) == (switch in ("on", "CHRONORANK_EMBED_CACHE=off")), heads
+    assert all("loaded" not in h for h in heads) == (index_off or switch == "--rebuild"), heads
+    assert bool(written("indexes")) == (not index_off)
+    assert bool(written("vectors")) == (switch != "CHRONORANK_EMBED_CACHE=off")
 
 
 # ----------------------------------------------------------------- MiniLM embedder

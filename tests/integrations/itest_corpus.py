@@ -45,6 +45,15 @@ CROWD: list[tuple[str, str, float]] = [
     for i in range(12)
 ]
 
+_DATES = {c[0]: c[2] for c in CORPUS + CROWD}
+
+
+def similarity_then_tie_rule(pairs) -> list[str]:
+    """Ids of ``[(id, similarity)]``, most similar first, equal similarities by chronorank's tie
+    rule (``chronorank.types.TIE_RULE``: the newer document first, then the smaller id)."""
+    return [i for i, _ in sorted(pairs, key=lambda p: (-p[1], -_DATES[p[0]], p[0]))]
+
+
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 

@@ -19,6 +19,7 @@ from itest_corpus import (  # noqa: E402
     assert_same_as_core,
     core_ranking,
     hashing_embed,
+    similarity_then_tie_rule,
 )
 
 from chronorank import TemporalReranker  # noqa: E402
@@ -85,7 +86,8 @@ def test_old_document_wins_as_of_query(collection, query, expected):
 
 def test_timeless_query_keeps_similarity_order(collection):
     ranking = query_collection(collection, TIMELESS, TemporalReranker(), k=6, fetch_k=6, now=NOW_S)
-    assert ranking.ranked_ids == similarity_ids(collection, TIMELESS)
+    res = collection.query(query_texts=[TIMELESS], n_results=6, include=["distances"])
+    assert ranking.ranked_ids == similarity_then_tie_rule([(i, -d) for i, d in zip(res["ids"][0], res["distances"][0])])
 
 
 @pytest.mark.parametrize("query", [LATEST, AS_OF, IN_2021, TIMELESS])

@@ -18,6 +18,7 @@ from itest_corpus import (  # noqa: E402
     assert_same_as_core,
     core_ranking,
     hashing_embed,
+    similarity_then_tie_rule,
 )
 from llama_index.core import VectorStoreIndex  # noqa: E402
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
@@ -72,7 +73,7 @@ def test_old_document_wins_as_of_query(index, query, expected):
 def test_timeless_query_keeps_similarity_order(index):
     nodes = pool(index, TIMELESS)
     out = TemporalRetriever.from_index(index, fetch_k=6, top_n=None, now=NOW_S).retrieve(TIMELESS)
-    assert [n.node.node_id for n in out] == [n.node.node_id for n in nodes]
+    assert [n.node.node_id for n in out] == similarity_then_tie_rule([(n.node.node_id, n.score) for n in nodes])
 
 
 @pytest.mark.parametrize("query", [LATEST, AS_OF, IN_2021, TIMELESS])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -14,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "docs" / "screenshots"  # the README's pictures: written by these tests, never by hand
 
 DOCS: list[dict[str, Any]] = [
     {"id": "pricing-2021", "date": "2021-03-11", "project": "acme",
@@ -149,3 +151,31 @@ def test_demo_page_screenshot(real_app: tuple[str, Any], browser_factory: Any) -
     assert errors == [], errors
     ARTIFACTS.mkdir(exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / "demo.png"))
+    driver.save_screenshot(str(SCREENSHOTS / "demo.png"))
+
+
+@pytest.mark.browser
+def test_demo_page_opens_with_an_answer_and_no_negative_age(real_app: tuple[str, Any], browser_factory: Any) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    base, _ = real_app
+    driver = browser_factory(1280, 900)
+    driver.get(base + "/")  # no question in the address: the first example is asked
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    assert driver.find_element("id", "q").get_attribute("value")
+    assert len(driver.find_elements("css selector", "#before li")) >= 3
+    assert len(driver.find_elements("css selector", "#after li")) >= 3
+    # every score shown recomputes from the numbers shown beside it
+    for line in driver.find_element("id", "after").text.splitlines():
+        m = re.search(r"sim ([\d.]+) × time ([\d.]+)(?: × topic ([\d.e-]+))? → ([\d.]+)", line)
+        if m:
+            value = float(m[1]) * float(m[2]) * (float(m[3]) if m[3] else 1.0)
+            assert abs(value - float(m[4])) <= 2e-3 + 6e-3 * float(m[4]), line
+    age = "return window.chronorankDemo.age(arguments[0], arguments[1])"
+    assert driver.execute_script(age, -106.2, "the asked time") == "106d after the asked time"
+    assert driver.execute_script(age, 12.4, "now") == "12d old"
+    # a period question ranks pages published after the period: never "-N d old"
+    driver.get(base + "/?q=widget+releases+in+2022")
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    text = driver.find_element("id", "after").text
+    assert "d after the asked time" in text and not re.search(r"-\d+d old", text), text

@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 
-def print_ranking(ranking: Any, *, explain: bool, as_json: bool, width: int = 100, out: Any = None) -> None:
-    """A ranking as JSON lines, a compact table, or the full explanation trace."""
+def print_ranking(ranking: Any, *, explain: bool, as_json: bool, width: int = 100, out: Any = None,
+                  legend: bool = True) -> None:
+    """A ranking as JSON lines, a compact table, or the full explanation trace (``legend=False``:
+    without its legend, for a caller that prints one legend for several rankings)."""
     out = out or sys.stdout
     if as_json:
         rows = ranking.explain_records()
@@ -18,7 +20,7 @@ def print_ranking(ranking: Any, *, explain: bool, as_json: bool, width: int = 10
         out.write(json.dumps({"query": ranking.query, "meta": _meta(ranking.meta), "hits": rows}, ensure_ascii=False) + "\n")
         return
     if explain:
-        out.write(ranking.explain() + "\n")
+        out.write(ranking.explain(legend=legend) + "\n")
         return
     for hit in ranking:
         text = " ".join(((hit.payload or {}).get("text", "")).split())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -38,7 +39,12 @@ def add_date_options(p: Any, undated: str) -> None:
                    help=f"unreadable dates: raise (default) stops with the line, or missing {undated} "
                         "and prints how many")
     p.add_argument("--dayfirst", action="store_true",
-                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March)")
+                   help="read slash dates day-first: 03/04/2022 is 3 April (default: month-first, 4 March, "
+                        "unless a date such as 31/12/2022 can only be day-first; one order for the whole file)")
+    p.add_argument("--date-unit", default="auto", choices=("auto", "s", "ms", "us", "ns", "year", "yyyymmdd"),
+                   help="how to read a bare number as a date: auto (default) reads 1000-9999 as a year, 8 digits "
+                        "as YYYYMMDD and 1e8 and more as epoch time by magnitude, and refuses the rest; s, ms, us, "
+                        "ns: epoch time in that unit; year; yyyymmdd")
 
 
 def warn(command: str, message: str) -> None:
@@ -73,16 +79,25 @@ def check_dates(
     bad_dates: str = "raise",
     dayfirst: bool = False,
     id_field: str = "id",
+    date_unit: str = "auto",
+    command: str | None = None,
 ) -> int:
     """Check the time fields of every row in place; returns how many values became undated.
 
     One rule for every command: a value that does not parse is an error naming the line, the
     field and the value, unless ``--bad-dates missing``, which sets it to null. With
     ``dayfirst``, slash dates are read day-first and rewritten as ISO dates, so the library
-    downstream reads them the same way. ``valid_to`` before ``date``/``valid_from`` is an error.
+    downstream reads them the same way; without it one order holds for the whole file
+    (:func:`_slash_order`, which says on standard error which one it chose when it matters).
+    Bare numbers follow ``date_unit`` (:mod:`chronorank.timeparse.numbers`) and are rewritten
+    as ISO times. ``valid_to`` before ``date``/``valid_from`` is an error.
     """
     from chronorank.timeparse import parse_times
+    from chronorank.timeparse.numbers import read_numbers
 
+    fields = tuple(fields)
+    if not dayfirst:
+        dayfirst = _slash_order(rows, fields, where, command)
     cleared = 0
     parsed: dict[str, np.ndarray] = {}
     for name in fields:
@@ -90,8 +105,11 @@ def check_dates(
         present = np.array([not _blank(v) for v in values], dtype=bool)
         if not present.any():
             continue
-        clean = [v if ok else None for v, ok in zip(values, present)]
-        epochs = _parse(parse_times, clean)
+        is_num, num, refused = read_numbers(values, date_unit)
+        for i in np.flatnonzero(is_num & ~refused).tolist():
+            rows[i][1][name] = _iso(float(num[i]))
+        clean = [v if ok and not b else None for v, ok, b in zip(values, present, is_num)]
+        epochs = np.where(is_num, num, _parse(parse_times, clean))
         if dayfirst:
             first = _parse(parse_times, clean, dayfirst=True)
             changed = np.flatnonzero(present & ~np.isnan(first) & ~(first == epochs))
@@ -102,6 +120,13 @@ def check_dates(
         if bad.size and bad_dates != "missing":
             lineno, row = rows[int(bad[0])]
             more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+            if refused[int(bad[0])]:
+                raise InvalidInput(
+                    f"{where} line {lineno} ({id_field} {row.get(id_field)!r}): {name} {_short(row.get(name))} is a "
+                    f"bare number whose unit is not clear{more} (a year is 1000-9999, a date YYYYMMDD, epoch "
+                    "seconds 100000000 or more); pass --date-unit s (or ms, us, ns, year, yyyymmdd), write it "
+                    "like 2024-09-02, or pass --bad-dates missing to treat it as undated"
+                )
             raise InvalidInput(
                 f"{where} line {lineno} ({id_field} {row.get(id_field)!r}): {name} {_short(row.get(name))} is not a "
                 f"date{more}; write it like 2024-09-02 ({FORMAT_DOC}), remove it, or pass --bad-dates missing "
@@ -129,6 +154,48 @@ def check_dates(
     return cleared
 
 
+_SLASH = re.compile(r"^\s*(\d{1,2})[/.](\d{1,2})[/.](\d{2}|\d{4})\b")
+
+
+def _slash_order(rows: Sequence[tuple[int, dict[str, Any]]], fields: tuple[str, ...], where: str,
+                 command: str | None) -> bool:
+    """One order for every slash date of a file: day-first when one can only be day-first
+    (31/12/2022), else month-first; says which on standard error when a date could be either.
+    Dates that need both orders in one file are an error. Returns whether to read day-first."""
+    day_only = month_only = either = None
+    count = 0
+    for lineno, row in rows:
+        for name in fields:
+            v = row.get(name)
+            m = _SLASH.match(v) if isinstance(v, str) else None
+            if m is None:
+                continue
+            a, b = int(m[1]), int(m[2])
+            if a > 12 >= b:
+                day_only = day_only or (lineno, v)
+            elif b > 12 >= a:
+                month_only = month_only or (lineno, v)
+            elif a != b:
+                either = either or (lineno, v, a, b)
+                count += 1
+    if day_only and month_only:
+        raise InvalidInput(
+            f"{where}: the slash dates mix two orders: {day_only[1]!r} (line {day_only[0]}) can only be day-first, "
+            f"{month_only[1]!r} (line {month_only[0]}) only month-first; write one order for the whole file "
+            "(or ISO dates such as 2024-09-02)"
+        )
+    if day_only:
+        if command and either:
+            warn(command, f"{where}: slash dates read day-first for the whole file, as {day_only[1]!r} (line "
+                          f"{day_only[0]}) can only be: {either[1]!r} (line {either[0]}) is day {either[2]} of month "
+                          f"{either[3]}; pass --dayfirst to say so and silence this")
+        return True
+    if either and command:
+        warn(command, f"{where}: {count} slash date(s) such as {either[1]!r} (line {either[0]}) could be either order; "
+                      "read month-first for the whole file (MM/DD/YYYY); pass --dayfirst if they are day-first")
+    return False
+
+
 def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command: str) -> None:
     """Refuse a text over :data:`TEXT_LIMIT` characters; warn once about texts over :data:`TEXT_WARN`."""
     sizes = np.array([len(t) if isinstance(t := r.get("text"), str) else 0 for _, r in rows], dtype=np.int64)
@@ -150,7 +217,7 @@ def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command:
 
 def read_corpus(
     path: str | Path, command: str, flag: str = "corpus", *, bad_dates: str = "raise", dayfirst: bool = False,
-    data: bytes | None = None,
+    data: bytes | None = None, date_unit: str = "auto", stats: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """A docs/format.md corpus, checked and normalised; exit code 3 when it holds no documents.
     ``data``: the file's bytes, when the caller has read them (:func:`read_bytes`)."""
@@ -172,7 +239,9 @@ def read_corpus(
         if doc_id is not None:
             seen[str(doc_id)] = lineno
     check_texts(rows, where, command)
-    cleared = check_dates(rows, where, bad_dates=bad_dates, dayfirst=dayfirst)
+    cleared = check_dates(rows, where, bad_dates=bad_dates, dayfirst=dayfirst, date_unit=date_unit, command=command)
+    if stats is not None:
+        stats["unreadable"] = cleared
     if cleared:
         warn(command, f"{cleared} date(s) unreadable in {where}, indexed as undated (--bad-dates missing)")
     docs = []

@@ -3,12 +3,12 @@
 The corpus is the tdw-rag release-notes snapshot (242 GitHub release notes of 13
 projects, MIT, bundled in ``chronorank/eval/bundled``). "Now" is pinned to the snapshot's
 ``fetched_at`` time so the answers do not drift with the wall clock. The built index is
-cached (``$XDG_CACHE_HOME/chronorank/demo-index-<embedder>-<stamp>``), so a second run skips
-the embedding; the stamp is a digest of the snapshot, the embedder's model key and this
-chronorank's code (:func:`chronorank._recache.code_stamp`), so a changed one builds
-anew (and the older stamps of that embedder are removed). A rerun with the same snapshot,
-questions, embedder and code prints the answers the first run printed, before numpy is
-imported (:mod:`chronorank.commands._replay`); ``--rebuild`` and ``--no-cache`` compute them.
+cached (``$XDG_CACHE_HOME/chronorank/demo-index-<embedder>-<stamp>``, or in the folder
+``$CHRONORANK_INDEX_CACHE`` names; ``CHRONORANK_INDEX_CACHE=off`` or ``--no-cache``: built every
+time), so a second run skips the embedding; the stamp is a digest of the snapshot, the
+embedder's model key and this chronorank's code (:func:`chronorank._recache.code_stamp`), so a
+changed one builds anew (and the older stamps of that embedder are removed). The document and
+question vectors have caches of their own (``CHRONORANK_EMBED_CACHE``).
 """
 
 from __future__ import annotations
@@ -42,15 +42,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("questions", nargs="*", help="your own questions (default: four examples)")
     p.add_argument("-k", "--top-k", type=int, default=3, help="answers per question (default 3)")
     p.add_argument("--embedder", default="default", help="default (MiniLM int8 ONNX) | none | hashing (default: default)")
-    p.add_argument("--rebuild", action="store_true", help="ignore the cached demo index and answers")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cached index and answers")
+    p.add_argument("--rebuild", action="store_true", help="ignore the cached demo index (build it again)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cached index (as CHRONORANK_INDEX_CACHE=off)")
     p.add_argument("--json", action="store_true", help="print JSON, one object per question")
     p.set_defaults(func=run)
 
 
-def _cache_dir(embedder: str, stamp: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronorank" / f"demo-index-{embedder.replace(':', '_').replace('/', '_')}-{stamp}"
+def _cache_dir(embedder: str, stamp: str) -> Path | None:
+    """Where the demo's index is cached; None when ``CHRONORANK_INDEX_CACHE`` is off."""
+    from chronorank._recache import env_cache_dir
+
+    root = env_cache_dir("CHRONORANK_INDEX_CACHE", "indexes")
+    if root is None:
+        return None
+    if os.environ.get("CHRONORANK_INDEX_CACHE", "").strip().lower() in ("", "1", "on", "true", "yes"):
+        root = root.parent  # no folder named: beside the other caches, not among eval's indexes
+    return root / f"demo-index-{embedder.replace(':', '_').replace('/', '_')}-{stamp}"
 
 
 def _stamp(snapshot: bytes, embedder: Any, spec: str) -> str:
@@ -75,36 +82,7 @@ def _prune(cache: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
-def _replay_key(args: Any) -> str | None:
-    """The key of an identical rerun (:mod:`chronorank.commands._replay`), or None."""
-    from chronorank.commands import _replay
-
-    if args.no_cache:
-        return None
-    snapshot = Path(__file__).resolve().parents[1] / "eval" / "bundled" / "release_corpus.json"
-    asked = {"questions": list(args.questions or QUESTIONS), "top_k": args.top_k, "embedder": args.embedder,
-             "json": args.json}
-    return _replay.replay_key("demo", asked, [snapshot], args.embedder)
-
-
 def run(args: Any) -> int:
-    from chronorank.commands import _replay
-
-    key = _replay_key(args)
-    hit = None if args.rebuild else _replay.lookup("demo", key)
-    if hit is not None:  # an identical run: its answers, without importing numpy or a model
-        body, extra = hit
-        if not args.json:
-            print(f"chronorank demo: the same snapshot, questions, embedder and code as a run at {extra['written']}: "
-                  f"its answers, replayed (--rebuild computes them); now = {extra.get('now')} (the snapshot time)\n")
-        sys.stdout.write(body)
-        sys.stdout.flush()
-        return 0
-    return _run(args, key)
-
-
-def _run(args: Any, key: str | None) -> int:
-    from chronorank.commands import _replay
     from chronorank.commands._index_common import print_ranking
     from chronorank.eval.datasets import read_release_snapshot, release_benchmark_from_snapshot
     from chronorank.index import TemporalIndex, get_embedder
@@ -112,10 +90,10 @@ def _run(args: Any, key: str | None) -> int:
     snap, data = read_release_snapshot(None)
     now = snap["fetched_at"]
     embedder = get_embedder(args.embedder)
-    cache = _cache_dir(args.embedder, _stamp(data, embedder, args.embedder))
+    cache = None if args.no_cache else _cache_dir(args.embedder, _stamp(data, embedder, args.embedder))
     t0 = time.perf_counter()
     idx = None
-    if not (args.rebuild or args.no_cache):
+    if cache is not None and not args.rebuild:
         try:
             idx = TemporalIndex.load(cache, embedder=embedder)
             # the cache holds documents, vectors and BM25 statistics; ranking settings are
@@ -131,7 +109,7 @@ def _run(args: Any, key: str | None) -> int:
         idx = TemporalIndex(embedder=embedder)
         idx.add(corpus)
         how = f"indexed {len(corpus)} release notes of 13 projects"
-        if not args.no_cache:
+        if cache is not None:
             try:
                 idx.save(cache)
                 how += f" (cached in {cache})"
@@ -144,20 +122,25 @@ def _run(args: Any, key: str | None) -> int:
         print(f"chronorank demo: {how} in {took:.1f}s; now = {now} (the snapshot time)\n")
     from chronorank.index.embed_cache import cached_queries
 
-    # a rerun asks the same questions: their vectors come from the cache; what is printed
-    # from here on is kept for an identical rerun
-    with cached_queries(idx), _replay.Recorder() as printed:
+    terms: set[str] = set()
+    # a rerun asks the same questions: their vectors come from the cache
+    with cached_queries(idx):
         for q in args.questions or QUESTIONS:
             ranking = idx.search(q, k=args.top_k, now=now)
             if args.json:
                 print_ranking(ranking, explain=False, as_json=True)
                 continue
             print("=" * 100)
-            print_ranking(ranking, explain=True, as_json=False)
+            print_ranking(ranking, explain=True, as_json=False, legend=False)
+            terms |= ranking.terms()
             if len(ranking):
                 best = ranking[0]
                 text = " ".join((best.payload or {}).get("text", "").split())
                 print(f"\nanswer: {best.id} -- {text[:300]}{'...' if len(text) > 300 else ''}\n")
-    _replay.store("demo", key, printed.text, {"now": now})
+    if terms:
+        from chronorank.types import legend_line
+
+        print("=" * 100)
+        print(legend_line(terms))
     sys.stdout.flush()
     return 0

@@ -14,9 +14,8 @@ def add_parser(sub: Any) -> None:
         description="Index the corpus (id, text, dates and validity only), rank it for every query "
         "at the query's reference date, and print nDCG@10, recall@10, MRR and stale@5 overall "
         "and per query kind. The kind is never used for ranking. A rerun with the same corpus, "
-        "config and embedder loads the index the first run saved, and a rerun with the same corpus, "
-        "queries, flags and code prints the first run's results (CHRONORANK_RESULT_CACHE=off: compute "
-        "them; CHRONORANK_INDEX_CACHE=off: build the index every time too).",
+        "config and embedder loads the index the first run saved (CHRONORANK_INDEX_CACHE=off: build "
+        "it every time).",
     )
     p.add_argument("--corpus", required=True, help="corpus.jsonl (docs/format.md; e.g. examples/releases/corpus.jsonl)")
     p.add_argument("--queries", required=True, help="queries.jsonl (docs/format.md; e.g. examples/releases/queries.jsonl)")
@@ -32,26 +31,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from chronorank.commands import _replay
-
-    asked = {k: v for k, v in vars(args).items() if k not in ("func", "corpus", "queries")}
-    key = _replay.replay_key("eval", asked, [args.corpus, args.queries], args.embedder)
-    hit = _replay.lookup("eval", key)
-    if hit is not None:  # an identical run: its results, without importing numpy or a model
-        body, extra = hit
-        print(f"chronorank eval: the same corpus, queries, flags and code as a run at {extra['written']}: its "
-              f"results, replayed ({_replay.ENV}=off computes them)", file=sys.stderr)
-        sys.stdout.write(body)
-        sys.stdout.flush()
-        return 0
-    with _replay.Recorder() as printed:
-        rc = _run(args)
-    if rc == 0:
-        _replay.store("eval", key, printed.text)
-    return rc
-
-
-def _run(args: Any) -> int:
     from chronorank.commands._input import read_bytes, read_corpus, read_queries
     from chronorank.eval.index_cache import cached_benchmark_index, file_source, load_cached_index
     from chronorank.eval.index_eval import evaluate_index

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +39,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from chronorank.commands._input import read_corpus
+    from chronorank.commands._input import read_corpus, warn
+    from chronorank.errors import DateWarning
     from chronorank.index import TemporalIndex
+    from chronorank.index.date_report import no_dates_message
     from chronorank.index.storage import CURRENT, writer_lock
 
     t0 = time.perf_counter()
@@ -56,9 +60,16 @@ def run(args: Any) -> int:
             idx = TemporalIndex(
                 embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
             )
-        docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst)
+        stats: dict[str, int] = {}
+        docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst,
+                           date_unit=args.date_unit, stats=stats)
         t1 = time.perf_counter()
-        idx.add(docs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DateWarning)
+            idx.add(docs)  # (numbers are ISO times by now: check_dates read them with --date-unit)
+        for w in caught:  # the date warning is said below, as one line about the file
+            if not issubclass(w.category, DateWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         t2 = time.perf_counter()
         idx.save(out)
         t3 = time.perf_counter()
@@ -67,4 +78,11 @@ def run(args: Any) -> int:
         f"read {t1 - t0:.1f}s, embed+analyse {t2 - t1:.1f}s, save {t3 - t2:.1f}s",
         file=sys.stderr,
     )
+    report = idx.date_report
+    if report is not None:
+        # the dates --bad-dates missing cleared reached add() as undated: count them as unreadable
+        report = dataclasses.replace(report, unreadable=report.unreadable + stats.get("unreadable", 0))
+        print(f"dates: {report.describe()}", file=sys.stderr)
+        if report.total and report.undated == report.total:
+            warn("index", f"{args.corpus}: {no_dates_message(report, file=True)}")
     return 0

@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
             "time_sensitivity": round(intent.time_sensitivity, 4),
             "target": target,
             "topical_query": intent.topical_query,
+            "unsupported_language": intent.unsupported,
             "spans": [{"start": s.start, "end": s.end, "text": s.text, "kind": s.kind} for s in intent.spans],
         }, ensure_ascii=False))
         return 0
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if target is not None:
         print(f"target:      [{target['start'] or '-inf'}, {target['end'] or '+inf'})")
     print(f"topical:     {intent.topical_query}")
-    print(f"language:    {intent.lang}")
+    print(f"language:    {intent.lang}" + (f" (the question seems {intent.unsupported}: no language file, "
+                                             "its time words are not read)" if intent.unsupported else ""))
     for s in intent.spans:
         print(f"matched:     {s.text!r} ({s.kind}, chars {s.start}-{s.end})")
     return 0

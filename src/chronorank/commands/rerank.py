@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     )
     fields = (args.date_field, reranker.valid_from_field, reranker.valid_to_field)
     cleared = check_dates(rows_at, where, fields=fields, bad_dates=args.bad_dates, dayfirst=args.dayfirst,
+                          date_unit=args.date_unit, command="rerank",
                           id_field=args.id_field)
     if cleared:
         warn("rerank", f"{cleared} date(s) unreadable, treated as undated (--bad-dates missing; undated "

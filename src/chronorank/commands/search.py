@@ -30,6 +30,10 @@ def run(args: Any) -> int:
     from chronorank.commands._input import parse_now
     from chronorank.index import TemporalIndex
 
+    if Path(args.index).is_file():  # a corpus given where the index goes: never suggest --out over it
+        out = str(Path(args.index).with_name(Path(args.index).stem + "-index"))
+        raise InvalidInput(f"{args.index!r} is a file, not an index directory; build an index from it first: "
+                           f"chronorank index {args.index} --out {out}, then: chronorank search {out} QUERY")
     if not Path(args.index).is_dir():
         raise InvalidInput(f"index {args.index!r} is not a directory; build one with: chronorank index "
                            f"CORPUS.jsonl --out {args.index}")

@@ -59,12 +59,17 @@ candidates through chronorank's temporal layer (query intent, decay kernel, fusi
 function $(id) { return document.getElementById(id); }
 function esc(s) { return String(s === null || s === undefined ? "" : s).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; }); }
 function f3(x) { return x === null || x === undefined ? "\\u2014" : x.toFixed(3); }
-function age(a) { if (a === null || a === undefined) return "undated"; return a >= 730 ? (a / 365.25).toFixed(1) + "y old" : Math.round(a) + "d old"; }
+// ages are never negative: a page dated after the reference point is "N d after" it
+function age(a, ref) {
+  if (a === null || a === undefined) return "undated";
+  if (a < 0) return Math.round(-a) + "d after " + (ref || "now");
+  return a >= 730 ? (a / 365.25).toFixed(1) + "y old" : Math.round(a) + "d old";
+}
 function item(r, after) {
   var mv = "";
   if (after) { var d = r.rank_before - r.rank; mv = d > 0 ? ' <span class="up">\\u25b2' + d + "</span>" : d < 0 ? ' <span class="down">\\u25bc' + (-d) + "</span>" : ""; }
-  var nums = after ? "sim " + f3(r.similarity) + " \\u00d7 decay " + f3(r.decay) + " \\u2192 " + f3(r.score) : "sim " + f3(r.similarity);
-  return "<li><div class=top><span>" + r.rank + ".</span><span class=id>" + esc(r.id) + "</span>" + mv + "<span class=date>" + esc(r.date || "undated") + (after ? " \\u00b7 " + age(r.age_days) : "") + "</span><span class=nums>" + nums + "</span></div>" +
+  var nums = after ? formula(r) : "sim " + f3(r.similarity);
+  return "<li><div class=top><span>" + r.rank + ".</span><span class=id>" + esc(r.id) + "</span>" + mv + "<span class=date>" + esc(r.date || "undated") + (after ? " \\u00b7 " + age(r.age_days, ref) : "") + "</span><span class=nums>" + nums + "</span></div>" +
     (after && r.notes.length ? "<div class=note>" + esc(r.notes.join("; ")) + "</div>" : "") + "<small>" + esc(r.snippet) + "</small></li>";
 }
 function chips(res) {
@@ -75,7 +80,17 @@ function chips(res) {
   c.push(["kernel", res.kernel], ["combine", res.combine], ["effective strength", res.effective_strength.toFixed(3)], ["as of", res.now]);
   return c.map(function (x) { return '<span class="chip">' + esc(x[0]) + ": <b>" + esc(x[1]) + "</b></span>"; }).join("");
 }
-var last = null;
+var last = null, ref = "now", eff = 1, combine = "gated_multiply";
+// the score as the product that gives it: similarity x the time weight (the strategy's
+// factor of the decay) x what the topic rule applied, so the numbers shown recompute
+function formula(r) {
+  var w = combine === "gated_multiply" ? 1 - eff + eff * r.decay : combine === "multiply" ? Math.pow(r.decay, eff) : null;
+  if (w === null || r.decay === null || r.similarity === null) return "sim " + f3(r.similarity) + " \\u00b7 decay " + f3(r.decay) + " \\u2192 " + f3(r.score);
+  var base = r.similarity * w, out = "sim " + f3(r.similarity) + " \\u00d7 time " + f3(w);
+  if (Math.abs(base - r.score) > 5e-4 && base > 0) out += " \\u00d7 topic " + (r.score / base).toPrecision(3);
+  return '<span title="time = ' + (combine === "multiply" ? "decay ^ s" : "1 \\u2212 s + s \\u00d7 decay") + ", decay " + f3(r.decay) +
+    ", s = effective strength " + eff.toFixed(3) + '">' + out + " \\u2192 " + f3(r.score) + "</span>";
+}
 function search() {
   var q = $("q").value.trim(); if (!q) return;
   var url = "/api/search?k=10&q=" + encodeURIComponent(q);
@@ -84,6 +99,8 @@ function search() {
   fetch(url).then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); }).then(function (x) {
     if (!x.ok) { $("error").textContent = x.body.error; return; }
     var res = x.body; last = res;
+    ref = res.intent.target ? "the asked time" : "now";
+    eff = res.effective_strength; combine = res.combine;
     $("intent").innerHTML = chips(res);
     $("before").innerHTML = res.before.map(function (r) { return item(r, false); }).join("");
     $("after").innerHTML = res.after.map(function (r) { return item(r, true); }).join("");
@@ -96,10 +113,11 @@ fetch("/api/health").then(function (r) { return r.json(); }).then(function (h) {
   $("status").textContent = h.documents + " documents \\u00b7 embedder " + h.embedder + " \\u00b7 as of " + h.now + " \\u00b7 " + h.source + (h.dense_complete === false ? " \\u00b7 dense: " + h.dense : "");
   $("examples").innerHTML = h.examples.map(function (e) { return "<a>" + esc(e) + "</a>"; }).join("");
   Array.prototype.forEach.call($("examples").children, function (a) { a.addEventListener("click", function () { $("q").value = a.textContent; search(); }); });
-  var initial = new URLSearchParams(location.search).get("q");
+  // never open on empty panels: the question in the address, else the first example
+  var initial = new URLSearchParams(location.search).get("q") || h.examples[0];
   if (initial) { $("q").value = initial; search(); }
 });
-window.chronorankDemo = { search: search, last: function () { return last; } };
+window.chronorankDemo = { search: search, last: function () { return last; }, age: age };
 })();
 </script>
 </body>

@@ -123,19 +123,34 @@ def parse_jsonl(text: str, where: str, what: str = "record") -> list[tuple[int, 
         for i, obj in enumerate(items if isinstance(items, list) else [items]):
             rows.append((i + 1, _object(obj, where, f"item {i + 1}", what)))
         return rows
-    out = []
+    out: list[tuple[int, dict[str, Any]]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            if not out and _looks_like_csv(line, where):
+                raise InvalidInput(
+                    f"{where} looks like CSV (its first line is {line.strip()[:60]!r}), which chronorank does not "
+                    "read; the supported formats are JSON Lines (one JSON object a line) and one JSON array of "
+                    "objects (docs/format.md). Convert it, e.g. python -c \"import csv, json, sys; "
+                    "[print(json.dumps(r)) for r in csv.DictReader(open(sys.argv[1]))]\" FILE.csv > FILE.jsonl"
+                ) from None
             raise InvalidInput(
                 f"{where} line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
                 f"each line must hold one JSON object (docs/format.md)"
             ) from None
         out.append((lineno, _object(obj, where, f"line {lineno}", what)))
     return out
+
+
+def _looks_like_csv(line: str, where: str) -> bool:
+    """A first line that is not JSON and reads as a CSV/TSV header or row."""
+    text = line.strip()
+    if text.startswith(("{", "[", '"')):
+        return False
+    return where.lower().endswith((".csv", ".tsv")) or text.count(",") >= 1 or "\t" in text
 
 
 def _object(obj: Any, where: str, at: str, what: str) -> dict[str, Any]:

@@ -137,6 +137,19 @@ def _default_temporal() -> TemporalConfig:
     return TemporalConfig(**DEFAULT_TEMPORAL)
 
 
+def _kernel_hint(name: str, keys: Any) -> str:
+    """' half_life_days is a kernel parameter: ...' when ``name`` is one (a common slip), else ''."""
+    from chronorank.kernels.registry import KERNELS, _valid_params
+
+    owners = [k for k, f in sorted(KERNELS.items()) if name in (_valid_params(f) or ())]
+    if not owners:
+        return ""
+    kernel = "exponential" if "exponential" in owners else owners[0]
+    value = keys[name] if isinstance(keys, Mapping) else "..."
+    return (f" {name!r} is a parameter of the decay kernel ({', '.join(owners)}): write "
+            f"kernel='{kernel}({name}={value!r})'.")
+
+
 def _check_temporal_keys(keys: Any) -> None:
     known = set(_temporal_fields())
     unknown = sorted(set(keys) - known)
@@ -145,7 +158,7 @@ def _check_temporal_keys(keys: Any) -> None:
 
         names = known | {f.name for f in dataclasses.fields(IndexConfig)}
         close = difflib.get_close_matches(unknown[0], sorted(names), n=1, cutoff=0.75)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = f" Did you mean {close[0]!r}?" if close else _kernel_hint(unknown[0], keys)
         raise InvalidInput(
             f"unknown temporal setting(s) {unknown}.{hint} Known: {sorted(known)}."
         )

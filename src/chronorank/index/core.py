@@ -21,19 +21,21 @@ import math
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from chronorank.errors import InvalidInput
+from chronorank.errors import DateWarning, InvalidInput
 from chronorank.filters import filter_mask, parse_filter
 from chronorank.fusion import weighted_rrf
 from chronorank.index import background as _bg
 from chronorank.index.ann import ann_candidates
 from chronorank.index.bm25 import BM25_B, BM25_K1
 from chronorank.index.config import IndexConfig
+from chronorank.index.date_report import DateReport, date_report, no_dates_message
 from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
@@ -74,7 +76,8 @@ from chronorank.temporal import (
     versions_first,
 )
 from chronorank.timeparse import parse_times
-from chronorank.types import Intent, Ranking
+from chronorank.timeparse.numbers import read_numbers
+from chronorank.types import Intent, Ranking, tied_at_cut
 
 __all__ = ["TemporalIndex"]
 
@@ -128,6 +131,8 @@ class TemporalIndex:
             raise InvalidInput(f"group_key={group_key!r}; give a metadata field name or a callable record -> key.")
         self.group_key = group_key
         self.bad_dates = bad_dates
+        #: the dates of the last add() batch (None before one): :class:`DateReport`
+        self.date_report: DateReport | None = None
         self.k1 = float(k1)
         self.b = float(b)
         self.dim: int | None = self.embedder.dim if self.embedder is not None else None
@@ -166,8 +171,15 @@ class TemporalIndex:
         vectors: np.ndarray | Sequence[Sequence[float]] | None = None,
         *,
         embed: str = "now",
+        date_unit: str = "auto",
     ) -> int:
         """Insert or replace documents by ``id``; returns how many were written.
+
+        A bare number as a date is a year (1000-9999), a YYYYMMDD date, or epoch time at or
+        above 1e8 (its unit by magnitude); ``date_unit`` (``s``, ``ms``, ``us``, ``ns``,
+        ``year``, ``yyyymmdd``) reads every number one way (:mod:`chronorank.timeparse.numbers`).
+        :attr:`date_report` counts the batch's dated, undated and unreadable documents; a batch
+        without a readable date warns (:class:`~chronorank.errors.DateWarning`).
 
         Documents are dicts shaped like FORMAT.md corpus lines. A document's own vector can
         be given as a ``vector`` key or as the matching row of ``vectors``; other documents
@@ -193,7 +205,10 @@ class TemporalIndex:
                 )
             seen[r["id"]] = i
         given, dim = self._collect_vectors(docs, records, vectors)
-        times = self._parse_times(records)
+        times, unreadable = self._parse_times(records, date_unit)
+        self.date_report = date_report(times, records, unreadable)
+        if self.date_report.undated == len(records):
+            warnings.warn(no_dates_message(self.date_report), DateWarning, stacklevel=2)
         with self._write_lock:
             old = self._snap
             ticket = 0
@@ -639,21 +654,34 @@ class TemporalIndex:
             out[todo] = emb
         return out, (pending if pending.any() else None)
 
-    def _parse_times(self, records: list[dict[str, Any]]) -> np.ndarray:
+    def _parse_times(self, records: list[dict[str, Any]], date_unit: str = "auto") -> tuple[np.ndarray, int]:
+        """The (4, n) time block and how many given values were unreadable (bad_dates='missing')."""
         cols = np.empty((4, len(records)), dtype=np.float64)
+        unreadable = np.zeros(len(records), dtype=bool)
         for c, name in enumerate(TIME_COLUMNS):
             raw = [r.get(name) for r in records]
-            vals = np.asarray(parse_times(raw), dtype=np.float64)
+            is_num, num, refused = read_numbers(raw, date_unit)
+            vals = np.asarray(parse_times([None if b else v for v, b in zip(raw, is_num)] if is_num.any() else raw),
+                              dtype=np.float64)
+            vals = np.where(is_num, num, vals)
             bad = np.flatnonzero(np.isnan(vals) & np.array([_present(x) for x in raw], dtype=bool))
             if bad.size and self.bad_dates == "raise":
                 i = int(bad[0])
+                if refused[i]:
+                    raise InvalidInput(
+                        f"document id={records[i]['id']!r}: {name}={raw[i]!r} is a bare number whose unit is not "
+                        "clear (a year is 1000-9999, a date YYYYMMDD, epoch seconds at least 100000000); pass "
+                        "date_unit='s' (or 'ms', 'us', 'ns', 'year', 'yyyymmdd'), write it like '2024-08-27', "
+                        "or pass bad_dates='missing' to index it as undated."
+                    )
                 raise InvalidInput(
                     f"document id={records[i]['id']!r}: {name}={raw[i]!r} is not a date chronorank can read; "
                     "fix it (e.g. '2024-08-27' or '2024-08-27T10:00:00Z'), remove it, or pass "
                     "bad_dates='missing' to index it as undated."
                 )
+            unreadable[bad] = True
             cols[c] = vals
-        return cols
+        return cols, int(unreadable.sum())
 
     def _group_codes(self, records: Sequence[Mapping[str, Any]]) -> np.ndarray | None:
         key = self.group_key
@@ -885,8 +913,8 @@ def _cut_top(scored: _Scored, k: int) -> np.ndarray:
     on_topic, versions = scored.on_topic, scored.versions
     pool = None if on_topic is None or versions is not None else np.flatnonzero(on_topic & scored.res.keep)
     if pool is not None and pool.shape[0] >= want:
-        return pool[_top_k(scored.score[pool], want)]
-    return _top_k(scored.score, want)
+        return pool[_top_k(scored.score[pool], want, scored.res.start[pool], _Rows(scored.ids, pool))]
+    return _top_k(scored.score, want, scored.res.start, scored.ids)
 
 
 def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tuple[str, ...]]:
@@ -1617,8 +1645,8 @@ def _first_versions(
     versions = np.zeros(n, dtype=bool)
     if snap.groups is not None and snap.groups[doc(first)] >= 0:
         versions |= (snap.groups if rows is None else snap.groups[rows]) == snap.groups[doc(first)]
-    # the VERSION_POOL best live scores, ties by lowest row (_top_k)
-    pool = _top_k(masked, VERSION_POOL) if n > VERSION_POOL else np.arange(n)
+    # the VERSION_POOL best live scores (a set: ties at its cut by lowest row)
+    pool = _top_k(masked, VERSION_POOL, np.full(n, np.nan), range(n)) if n > VERSION_POOL else np.arange(n)
     pool = pool[live[pool] & (pool != first)]
     key = _series_keys(snap, doc(np.array([first])), cfg.lead_tokens)[0]
     if key and pool.size:
@@ -1845,31 +1873,34 @@ def _anchor_cut(
     return t if 0 < t < sel.sim_cut else None
 
 
-def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+def _top_k(score: np.ndarray, k: int, time: np.ndarray, ids: Sequence[Any]) -> np.ndarray:
+    """The positions of the best ``k`` scores, best first; equal scores by ``TIE_RULE``."""
     n = score.shape[0]
     if k <= 0 or n == 0:
         return np.zeros(0, dtype=np.int64)
     if n > 4096 and k <= 64:
         # the k-th best of a strided sample is at most the k-th best of all: the rows at or
-        # above it (in row order, ~k x n/1024 of them) hold the top k and every row tied with
-        # it, so the top k of those rows is the top k of all, ties by lowest row included
+        # above it (~k x n/1024 of them) hold the top k and every row tied with it
         # (without the whole-corpus argpartition)
         sample = score[:: n // 1024]
         kth = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
         part = np.flatnonzero(score >= kth)
         if k <= part.shape[0] < n // 4:  # NaN scores or a flat score defeat the cut
-            return part[_top_k(score[part], k)]
-    if k < n:
-        part = np.argpartition(-score, k - 1)[:k]
-        # documents tied at the cut: the lowest rows, whichever argpartition picked
-        kth = score[part].min()
-        tied = score[part] == kth
-        if tied.any():
-            part = np.concatenate([part[~tied], np.flatnonzero(score == kth)[: int(tied.sum())]])
-    else:
-        part = np.arange(n)
-    # best first; ties broken by row (stable, deterministic)
-    return part[np.lexsort((part, -score[part]))]
+            return part[tied_at_cut(score[part], k, time[part], _Rows(ids, part))]
+    return tied_at_cut(score, k, time, ids)
+
+
+class _Rows(Sequence[Any]):
+    """``ids`` seen through ``rows`` (no copy of the ids)."""
+
+    def __init__(self, ids: Sequence[Any], rows: np.ndarray) -> None:
+        self.ids, self.rows = ids, rows
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.ids[int(self.rows[i])]
 
 
 def _empty_ranking(query: str, intent: Intent, now: float) -> Ranking:

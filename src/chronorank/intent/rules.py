@@ -11,15 +11,18 @@ its end. A query with no digit and no trigger word skips the regex pass.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chronorank.errors import InvalidInput
+from chronorank.errors import InvalidInput, LanguageWarning
 from chronorank.intent.lang import Language, detect_language, get_language
 from chronorank.intent.sensitivity import default_model, feature_names
+from chronorank.intent.unsupported import unsupported_language, unsupported_message
 from chronorank.timeparse import civil as cal
 from chronorank.timeparse import resolve_now
 from chronorank.types import Anchor, Intent, Interval, Span
@@ -460,7 +463,13 @@ def parse(query: str, now: Any = None, lang: str | None = None) -> Intent:
     now_s = _resolve_now(now)
     code = detect_language(query) if lang is None else lang
     language = get_language(code)
-    return _parse(query, now_s, language)
+    intent = _parse(query, now_s, language)
+    if lang is None and intent.mode in ("timeless", "specific"):
+        other = unsupported_language(query)
+        if other is not None:
+            warnings.warn(unsupported_message(query, other), LanguageWarning, stacklevel=2)
+            intent = dataclasses.replace(intent, unsupported=other)
+    return intent
 
 
 def sensitivity_features(query: str, now: Any = None, lang: str | None = None) -> list[str]:

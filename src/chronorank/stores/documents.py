@@ -20,6 +20,7 @@ from chronorank.index.records import check_storable
 from chronorank.index.text import analyze_many
 from chronorank.stores.bm25 import term_id
 from chronorank.timeparse import parse_times
+from chronorank.timeparse.numbers import read_numbers
 
 __all__ = [
     "COLUMN_ROLES",
@@ -172,7 +173,11 @@ def _parse_col(records: list[dict[str, Any]], name: str, bad_dates: str) -> np.n
     raw = [r.get(name) for r in records]
     if not raw:
         return np.zeros(0)
-    vals = np.asarray(parse_times(raw), dtype=np.float64)
+    # a bare number is a year, a YYYYMMDD date or epoch time, as in the index (timeparse.numbers)
+    is_num, num, _ = read_numbers(raw)
+    vals = np.asarray(parse_times([None if b else v for v, b in zip(raw, is_num)] if is_num.any() else raw),
+                      dtype=np.float64)
+    vals = np.where(is_num, num, vals)
     for i in np.flatnonzero(np.isnan(vals)).tolist():
         x = raw[i]
         present = x is not None and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(x, str) and not x.strip())

@@ -802,12 +802,12 @@ class PgVectorStore:
                     f"{bm25_col} AS bm25, {lead_col} AS lead FROM {vt} v WHERE {flt} AND {holds}), "
                     f"mx AS (SELECT m, l, n, {den_of('m', 'l')} AS dn FROM (SELECT COALESCE(max(bm25), 0.0) AS m, "
                     "COALESCE(max(lead), 0.0) AS l, count(*) AS n FROM hold) x), "
-                    f"rest AS (SELECT v.doc, v.id, {once(score_of(f'({cos_col})', '0.0', '0.0', 'v.', m, lm))} AS score "
-                    f"FROM {vt} v WHERE {flt} ORDER BY score DESC, v.id LIMIT {int(limit)} + (SELECT n FROM mx)), "
-                    f"top AS (SELECT doc, id, score FROM (SELECT h.doc, h.id, "
+                    f"rest AS (SELECT v.doc, v.id, v.t_start, {once(score_of(f'({cos_col})', '0.0', '0.0', 'v.', m, lm))} AS score "
+                    f"FROM {vt} v WHERE {flt} ORDER BY score DESC, {_ties('v.')} LIMIT {int(limit)} + (SELECT n FROM mx)), "
+                    f"top AS (SELECT doc, id, score FROM (SELECT h.doc, h.id, h.t_start, "
                     f"{once(score_of('h.cos', 'h.bm25', 'h.lead', 'h.', m, lm))} AS score FROM hold h UNION ALL "
-                    "SELECT r.doc, r.id, r.score FROM rest r WHERE r.doc NOT IN (SELECT doc FROM hold)) u "
-                    f"ORDER BY score DESC, id{tail}) "
+                    "SELECT r.doc, r.id, r.t_start, r.score FROM rest r WHERE r.doc NOT IN (SELECT doc FROM hold)) u "
+                    f"ORDER BY score DESC, {_ties('')}{tail}) "
                     "SELECT top.id, d.record, v.t_start, v.t_end, "
                     + out.format(cos=cos_col, bm25=bm25_col, lead=lead_col, m=m, lm=lm)
                 )
@@ -824,7 +824,7 @@ class PgVectorStore:
                 score = score_of(f"({cos_col})", bm25_col, lead_col, "v.", m, lm)
                 score = once(score) if keyword else score  # (without mx the denominator is a constant)
                 heads.append(f"top AS (SELECT v.doc, v.id, {score} AS score FROM {vt} v WHERE {flt} "
-                             f"ORDER BY score DESC, v.id{tail})")
+                             f"ORDER BY score DESC, {_ties('v.')}{tail})")
                 sql = (f"WITH {', '.join(heads)} SELECT top.id, d.record, v.t_start, v.t_end, "
                        + out.format(cos=cos_col, bm25=bm25_col, lead=lead_col, m=m, lm=lm))
         else:
@@ -863,7 +863,7 @@ class PgVectorStore:
                 f"{lead_col} AS lead, pool.lanes FROM pool JOIN {vt} v USING (doc)), "
                 "mx AS (SELECT COALESCE(max(bm25), 0.0) AS m, COALESCE(max(lead), 0.0) AS l FROM c), "
                 f"top AS (SELECT c.*, mx.m, mx.l, {score_of('c.cos', 'c.bm25', 'c.lead', 'c.', 'mx.m', 'mx.l')} AS score FROM c, mx "
-                f"ORDER BY score DESC, c.id{tail}) "
+                f"ORDER BY score DESC, {_ties('c.')}{tail}) "
                 "SELECT top.id, d.record, top.t_start, top.t_end, top.cos, top.bm25, top.lead, top.lanes, top.m, top.l, "
                 f"top.score FROM top JOIN {wt} d USING (doc) ORDER BY top.score DESC, top.id"
             )
@@ -993,6 +993,11 @@ def _scrub(text: Any, dsn: str) -> str:
     for secret in sorted(_secrets(dsn), key=len, reverse=True):
         out = out.replace(secret, "***")
     return out
+
+
+def _ties(t: str) -> str:
+    """``TIE_RULE`` in SQL: newer first, undated last, then the id by code point (as Python compares)."""
+    return f'{t}t_start DESC NULLS LAST, {t}id COLLATE "C"'
 
 
 def _candidates(rows: list[Any], lead: bool) -> Candidates:

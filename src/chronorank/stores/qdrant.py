@@ -61,7 +61,7 @@ from chronorank.stores.results import (
     merge_lane_ranks,
 )
 from chronorank.temporal import prepare_query
-from chronorank.types import Intent, Ranking, epoch_to_datetime
+from chronorank.types import Intent, Ranking, best_first, epoch_to_datetime
 
 __all__ = ["QdrantStore", "SCHEMA_VERSION"]
 
@@ -438,15 +438,24 @@ class QdrantStore:
                                  order=order, client_res=res, meta={"n_docs": len(self)}, max_lead=max_lead)
         formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
         dense = self._lay.dense
-        res_pts = self._call(
-            self.client.query_points, self.collection, prefetch=[p for _, p in rescorers],
-            query=m.FormulaQuery(formula=formula, defaults=defaults), limit=int(k), with_payload=True,
-            with_vectors=([dense] + ([LEAD] if lvec is not None else [])) if dense is not None else True,
-        ).points
+        # the engine orders equal scores its own way: ask for one row past k, and again for
+        # twice as many while the last row ties the k-th, so every row tied at the cut is here
+        # and TIE_RULE picks among them (build_ranking)
+        want = limit = int(k)
+        while True:
+            res_pts = self._call(
+                self.client.query_points, self.collection, prefetch=[p for _, p in rescorers],
+                query=m.FormulaQuery(formula=formula, defaults=defaults), limit=limit + 1, with_payload=True,
+                with_vectors=([dense] + ([LEAD] if lvec is not None else [])) if dense is not None else True,
+            ).points
+            if want == 0 or len(res_pts) <= limit or res_pts[-1].score != res_pts[want - 1].score:
+                break
+            limit *= 2
         cand = self._candidates(res_pts, qvec, plan, max_bm25, lvec, max_lead)
         cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
+        order = best_first(cand.score, np.arange(len(cand.ids)), cand.start, cand.ids)[:want]
         return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                             meta={"pool": pool}, max_lead=max_lead)
+                             order=order, meta={"pool": pool}, max_lead=max_lead)
 
     # ------------------------------------------------------------------ pieces
 

@@ -16,7 +16,7 @@ from chronorank.stores import compile as cx
 from chronorank.stores.config import Lanes
 from chronorank.stores.plan import QueryPlan
 from chronorank.temporal import apply_temporal
-from chronorank.types import Intent, Ranking, format_epoch
+from chronorank.types import Intent, Ranking, best_first, format_epoch, tied_at_cut
 
 __all__ = [
     "Candidates",
@@ -62,7 +62,7 @@ def client_score(
         valid_to=cand.end, ids=cand.ids,
     )
     score = np.where(res.keep, res.score, -np.inf)
-    order = np.lexsort((np.arange(score.size), -score))[: min(k, int(res.keep.sum()))]
+    order = tied_at_cut(score, min(k, int(res.keep.sum())), cand.start, cand.ids)
     return order, cand, res
 
 
@@ -81,7 +81,9 @@ def build_ranking(
 ) -> Ranking:
     """Hits with explanations from the engine's rows (already best-first unless ``order``)."""
     n = len(cand.ids)
-    idx = np.arange(n) if order is None else np.asarray(order, dtype=np.int64)
+    # the engine's rows in its order; equal scores reordered by TIE_RULE (the engine fetched
+    # every row tied at its cut: QdrantStore asks again, pgvector's ORDER BY holds the rule)
+    idx = best_first(cand.score, np.arange(n), cand.start, cand.ids) if order is None else np.asarray(order, np.int64)
     sim_all = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim_all = np.broadcast_to(sim_all, (n,)).astype(np.float64)
     if client_res is not None:
