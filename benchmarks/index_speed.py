@@ -68,7 +68,9 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def synthetic(n: int, seed: int = 0) -> tuple[list[dict], np.ndarray]:
+def synthetic(n: int, seed: int = 0, *, dense: bool = True) -> tuple[list[dict], np.ndarray | None]:
+    """``n`` short documents (Zipf words, a version, a date over the last years) and their
+    unit vectors (None with ``dense=False``)."""
     rng = np.random.default_rng(seed)
     vocab = np.array([f"w{i}" for i in range(WORDS)])
     # Zipf-like word choice, ~30 words a document, plus a version token
@@ -76,8 +78,10 @@ def synthetic(n: int, seed: int = 0) -> tuple[list[dict], np.ndarray]:
     vers = rng.integers(0, 40, size=(n, 3))
     ages = rng.exponential(365.0, size=n)
     dates = NOW - ages * DAY
-    vecs = rng.standard_normal((n, DIM), dtype=np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = None
+    if dense:
+        vecs = rng.standard_normal((n, DIM), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     docs = []
     for i in range(n):
         words = " ".join(vocab[ranks[i]])
@@ -85,16 +89,82 @@ def synthetic(n: int, seed: int = 0) -> tuple[list[dict], np.ndarray]:
     return docs, vecs
 
 
+#: a query set per intent mode (``chronorank.intent``): each template parses to that mode
+MODE_QUERIES = {
+    "recent": ["what changed in the latest release of {w}", "newest {w} {x} behaviour"],
+    "as_of": ["{w} {x} as of March 2025", "{w} release on 2024-03-05"],
+    "range": ["{w} {x} bug fixes in 2024", "{w} {x} update in 2021"],
+    "specific": ["{w} {v} changelog", "{w} {x} version {v}"],
+    "timeless": ["explain {w} {x}", "how does {w} handle {x}"],
+}
+#: the metadata filter of the filtered query sets: one project of 20 (5% of the documents)
+MODE_FILTER = {"project": "p3"}
+
+
+def bench_modes(idx, n_queries: int, seed: int = 7) -> dict:  # noqa: ANN001
+    """Every intent mode's exact search, with and without a metadata filter, against the
+    bare ``vectors @ q`` + argpartition top 10 timed straight after each search (the
+    shapes take turns, so every ratio is from the same stretch of the run)."""
+    from chronorank.index.version_conflict import LeadMemo
+    from chronorank.intent import parse as parse_intent
+
+    rng = np.random.default_rng(seed)
+    vectors = idx._snap.vectors
+    shapes = [(mode, flt) for mode in MODE_QUERIES for flt in (False, True)]
+    sets: dict[tuple[str, bool], list[tuple[str, np.ndarray]]] = {sh: [] for sh in shapes}
+    for mode, flt in shapes:
+        tpls = MODE_QUERIES[mode]
+        for i in range(n_queries):
+            w, x = (f"w{int(j)}" for j in rng.integers(0, 300, size=2))
+            v = ".".join(str(int(j)) for j in rng.integers(0, 40, size=3))
+            text = tpls[i % len(tpls)].format(w=w, x=x, v=v)
+            got = parse_intent(text, now=NOW).mode
+            if got != mode:
+                raise AssertionError(f"{text!r} parses as {got}, not {mode}")
+            q = rng.standard_normal(DIM).astype(np.float32)
+            sets[(mode, flt)].append((text, q / np.linalg.norm(q)))
+    # the version rule reads each document's lead once (a regex, ~10 us a lead), at the first
+    # version question that needs it or at a save; a loaded index has read them all, and so
+    # has this one before the timed runs
+    snap = idx._snap
+    snap.lead_memo.setdefault("en", LeadMemo()).arrays_of(snap, "en")
+    for (_mode, flt), qs in sets.items():  # warm-up: each shape once (the filter's column too)
+        idx.search(qs[0][0], k=10, now=NOW, vector=qs[0][1], filter=MODE_FILTER if flt else None)
+    lat: dict[tuple[str, bool], list[float]] = {sh: [] for sh in shapes}
+    bare: dict[tuple[str, bool], list[float]] = {sh: [] for sh in shapes}
+    for i in range(n_queries):
+        for sh in shapes:
+            text, q = sets[sh][i]
+            t0 = time.perf_counter()
+            idx.search(text, k=10, now=NOW, vector=q, filter=MODE_FILTER if sh[1] else None)
+            lat[sh].append(1000 * (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            b = vectors @ q
+            np.argpartition(-b, 9)[:10]
+            bare[sh].append(1000 * (time.perf_counter() - t0))
+    out: dict = {"queries_per_shape": n_queries, "filter": MODE_FILTER, "shapes": {}}
+    for mode, flt in shapes:
+        name = f"{mode}{'+filter' if flt else ''}"
+        p50, b50 = _pct(lat[(mode, flt)], 50), _pct(bare[(mode, flt)], 50)
+        out["shapes"][name] = {"search_p50_ms": round(p50, 2), "search_p90_ms": round(_pct(lat[(mode, flt)], 90), 2),
+                               "bare_p50_ms": round(b50, 2), "ratio": round(p50 / b50, 2)}
+    out["worst_ratio"] = max(v["ratio"] for v in out["shapes"].values())
+    out["target_ratio"] = 1.3
+    return out
+
+
 def _pct(xs: list[float], p: float) -> float:
     return float(np.percentile(np.array(xs), p))
 
 
-def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
+def bench_ours(n: int, n_queries: int, *, save: bool = True, modes: int = 0) -> dict:
     from chronorank.index import TemporalIndex
     from chronorank.intent import parse as parse_intent
     from chronorank.temporal import apply_temporal
 
     docs, vecs = synthetic(n)
+    for i, d in enumerate(docs):
+        d["metadata"] = {"project": f"p{i % 20}"}
     rng = np.random.default_rng(1)
     gc.collect()
     rss0 = _rss_mb()
@@ -179,6 +249,8 @@ def bench_ours(n: int, n_queries: int, *, save: bool = True) -> dict:
         "rss_mb_growth": round(rss1 - rss0, 1),
         "rss_bytes_per_doc": round((rss1 - rss0) * 1024 * 1024 / n, 1),
     }
+    if modes:
+        out["modes"] = bench_modes(idx, modes)
     if save:
         with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as d:
             t0 = time.perf_counter()
@@ -327,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--qdrant-n", type=int, default=20_000)
     ap.add_argument("--no-dense", action="store_true", help="skip the changelog-corpus dense latency run")
+    ap.add_argument("--mode-queries", type=int, default=20,
+                    help="queries per intent mode and filter (bench_modes); 0 skips them")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     import numpy
@@ -343,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         report["dense_small"] = bench_dense_small()
         print(json.dumps(report["dense_small"]), file=sys.stderr, flush=True)
     for n in args.sizes:
-        r = bench_ours(n, args.queries)
+        r = bench_ours(n, args.queries, modes=args.mode_queries)
         print(json.dumps(r), file=sys.stderr, flush=True)
         report["ours"].append(r)
     if args.qdrant_n:

@@ -12,6 +12,7 @@ import hashlib
 import importlib
 import json
 import math
+import os
 import re
 import sys
 import types
@@ -124,7 +125,10 @@ class CachedEmbedder:
             return np.load(p)
         self.calls += 1
         out = self.inner.embed(texts)
-        np.save(p, out)
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")  # pytest-xdist workers share the cache
+        with tmp.open("wb") as fh:
+            np.save(fh, out)
+        os.replace(tmp, p)
         return out
 
 

@@ -190,14 +190,39 @@ def test_malformed_manifest_fields_are_corrupt_index(saved, edit, needle):
 def test_malformed_documents_file_is_corrupt_index(saved, content):
     root, gen = saved
     _forge(root, gen, "docs.jsonl", content * 20)
-    _load_fails(root, "docs.jsonl")
+    _read_fails(root, _READERS, "docs.jsonl")
+
+
+def _read_fails(root: Path, readers, *needles: str) -> None:
+    """docs.jsonl is parsed when a record is read (storage._read_records): a damaged one
+    raises CorruptIndex at the load or at the first read of it, never another error."""
+    for read in readers:
+        with pytest.raises(CorruptIndex) as ei:
+            read(TemporalIndex.load(root))
+        for n in needles:
+            assert n in str(ei.value), str(ei.value)
+
+
+_READERS = [
+    lambda idx: idx.get("d0"),
+    lambda idx: idx.ids,
+    lambda idx: [h.payload for h in idx.search("alpha beta", k=20, now="2024-06-01")],
+]
+
+
+def test_documents_file_with_another_line_count_is_refused_at_load(saved):
+    root, gen = saved
+    lines = (gen / "docs.jsonl").read_bytes().splitlines(keepends=True)
+    for content in (b"".join(lines[:-1]), b"".join(lines) + lines[0], b"".join(lines) + b"\n"):
+        _forge(root, gen, "docs.jsonl", content)
+        _load_fails(root, "docs.jsonl")
 
 
 def test_duplicate_ids_in_documents_file_are_corrupt_index(saved):
     root, gen = saved
     line = (gen / "docs.jsonl").read_bytes().splitlines(keepends=True)[0]
     _forge(root, gen, "docs.jsonl", line * 20)
-    _load_fails(root, "repeats")
+    _read_fails(root, _READERS[:2] + [lambda idx: idx.add([{"id": "new", "text": "x"}])], "repeats")
 
 
 @pytest.mark.parametrize("content", [b"{oops", b'{"a": 1}', b'["alpha", "alpha"]', b"[1, 2, 3]"],

@@ -741,7 +741,7 @@ class _Columns:
             signals = {name: (v if v.shape[0] == rows.shape[0] else v[rows]) for name, v in signals.items()}
             times, vf, vt = times[rows], vf[rows], vt[rows]
             groups = None if groups is None else groups[rows]
-            ids = [snap.ids[int(i)] for i in rows]
+            ids = _RowIds(snap.ids, rows)  # looked up when an explanation names one
         return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg), times=times, vf=vf, vt=vt,
                    groups=groups, has_vf=snap.has_column(2), has_vt=snap.has_column(3))
 

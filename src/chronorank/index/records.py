@@ -10,15 +10,17 @@ same key order, as the records used to be (so ``docs.jsonl`` is written unchange
 from __future__ import annotations
 
 import itertools
+import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 import numpy as np
 
 from chronorank.errors import InvalidInput
 
-__all__ = ["Records", "RecordsView", "TIME_COLUMNS", "check_storable", "surrogate_at"]
+__all__ = ["Records", "RecordsView", "LazyRecords", "DocLines", "TIME_COLUMNS", "check_storable", "surrogate_at"]
 
 TIME_COLUMNS = ("date", "updated", "valid_from", "valid_to")
 
@@ -157,6 +159,163 @@ class Records(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"Records(n={len(self)})"
+
+
+class DocLines:
+    """A saved index's ``docs.jsonl`` (bytes or a memory map) and where each line starts: a
+    record is parsed when it is read, and every record at most once more when a whole
+    column is needed (:meth:`columns`). ``corrupt(what)`` makes the error a damaged line
+    raises (storage's ``CorruptIndex`` naming the file)."""
+
+    __slots__ = ("buf", "starts", "corrupt", "_cols", "_row_of", "_lock")
+
+    def __init__(self, buf: Any, starts: np.ndarray, corrupt: Callable[[str], Exception]) -> None:
+        self.buf = buf
+        self.starts = starts  # int64 (n + 1,): line i is buf[starts[i]:starts[i + 1] - 1]
+        self.corrupt = corrupt
+        self._cols: Records | None = None
+        self._row_of: dict[str, int] | None = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0]) - 1
+
+    def parse(self, i: int) -> dict[str, Any]:
+        """Line ``i`` as a checked record dict (as ``docs.jsonl`` holds it)."""
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("document row out of range")
+        raw = self.buf[int(self.starts[i]):int(self.starts[i + 1]) - 1]
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise self.corrupt(f"docs.jsonl line {i + 1} is not UTF-8") from None
+        except (ValueError, RecursionError):
+            raise self.corrupt(f"docs.jsonl line {i + 1} is not valid JSON") from None
+        if not (type(rec) is dict and type(rec.get("id")) is str and type(rec.get("text")) is str
+                and type(rec.get("metadata")) is dict):
+            raise self.corrupt(f"docs.jsonl line {i + 1} is not a document record")
+        return rec
+
+    def columns(self) -> Records:
+        """Every record as columns (parsed once, on the first need of a whole column)."""
+        cols = self._cols
+        if cols is None:
+            with self._lock:
+                cols = self._cols
+                if cols is None:
+                    cols = Records.from_dicts([self.parse(i) for i in range(len(self))])
+                    row_of = {d: i for i, d in enumerate(cols.ids)}
+                    if len(row_of) != len(cols):
+                        raise self.corrupt("docs.jsonl repeats a document id")
+                    self._row_of, self._cols = row_of, cols
+        return cols
+
+    def row_of(self) -> dict[str, int]:
+        """id -> row (:meth:`columns` refuses a file that repeats an id)."""
+        self.columns()
+        assert self._row_of is not None
+        return self._row_of
+
+
+def _one(rec: dict[str, Any]) -> Records:
+    """One parsed line as columns (what :meth:`Records.from_dicts` stores for it)."""
+    return Records([rec["id"]], [rec["text"]], tuple([rec.get(name)] for name in TIME_COLUMNS),
+                   [rec.get("metadata") or None])
+
+
+class _LazyColumn(Sequence[Any]):
+    """One field of :class:`DocLines`: a row read parses its line, a whole-column read parses
+    every line once."""
+
+    __slots__ = ("lines", "pick")
+
+    def __init__(self, lines: DocLines, pick: Callable[[Records], Sequence[Any]], ) -> None:
+        self.lines = lines
+        self.pick = pick
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        cols = self.lines._cols
+        if cols is None and not isinstance(i, slice):
+            return self.pick(_one(self.lines.parse(i)))[0]
+        return self.pick(self.lines.columns())[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.pick(self.lines.columns()))
+
+
+class _LazyRowOf(Mapping[str, int]):
+    """id -> row of :class:`DocLines`, built at its first use (``get``, ``add``, ``delete``)."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: DocLines) -> None:
+        self.lines = lines
+
+    def __getitem__(self, key: str) -> int:
+        return self.lines.row_of()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.lines.row_of().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.lines.row_of()
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lines.row_of())
+
+
+class LazyRecords(Records):
+    """The records of a loaded index, read from its ``docs.jsonl`` when asked for: the rows of
+    a search's hits each parse one line; a whole column (a metadata filter's first field, the
+    ids for ``get``/``add``) parses every line once, as a load used to."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: DocLines) -> None:
+        super().__init__(
+            _LazyColumn(lines, lambda r: r.ids), _LazyColumn(lines, lambda r: r.texts),  # type: ignore[arg-type]
+            tuple(_LazyColumn(lines, lambda r, c=c: r.raw_times[c]) for c in range(len(TIME_COLUMNS))),  # type: ignore[misc]
+            _LazyColumn(lines, lambda r: r.metadata),  # type: ignore[arg-type]
+        )
+        self.lines = lines
+
+    def row_of(self) -> Mapping[str, int]:
+        return _LazyRowOf(self.lines)
+
+    def record(self, i: int) -> dict[str, Any]:
+        cols = self.lines._cols
+        if cols is not None:
+            return cols.record(i)
+        return _one(self.lines.parse(i)).record(0)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return self.lines.columns()[i]
+        return self.record(i)
+
+    def __add__(self, other: Sequence[Mapping[str, Any]]) -> Records:
+        return self.lines.columns() + other
+
+    def take(self, rows: np.ndarray | Sequence[int]) -> Records:
+        return Records.from_dicts([self.record(i) for i in np.asarray(rows, dtype=np.int64).tolist()])
+
+    def __repr__(self) -> str:
+        return f"LazyRecords(n={len(self)})"
 
 
 class RecordsView(Sequence[dict[str, Any]]):

@@ -51,8 +51,12 @@ long as ``CURRENT`` names a different generation each time), so a load during a 
 never reports a healthy index as damaged.
 
 Loading checks the format marker and version, then every file's size and sha256 against
-the manifest (``verify=True``), and memory-maps the arrays. Any mismatch raises
-:class:`~chronorank.errors.CorruptIndex` naming the file.
+the manifest (``verify=True``), and memory-maps the arrays and ``docs.jsonl``. Any mismatch
+raises :class:`~chronorank.errors.CorruptIndex` naming the file. The documents are not
+parsed at the load (a million of them took seconds): the load finds where each line starts
+and checks their count; a record is parsed and checked when it is read (a search's hits,
+``get``), and the first need of a whole column (``get``, ``add``, ``delete``, ``ids``, the
+first metadata filter) parses every line once, checking that no id repeats.
 
 Threat model: an index directory may come from elsewhere (a download, a shared volume).
 Loading it must not read outside it, crash, or exhaust memory: only the fixed file names
@@ -62,7 +66,8 @@ on), regular files only; every ``.npy`` header's dtype and shape is checked agai
 manifest before any data is read (no pickles; sizes counted in Python integers, so no
 shape wraps around), and every array's contents against the others (pointers monotone
 and in range, ids in range, vectors and times finite); JSON nested too deeply is
-refused. ``LOCK`` is opened with ``O_NOFOLLOW`` too (a save never creates a link's target). Every malformed file raises ``CorruptIndex``. The checksums prove *integrity*
+refused. ``LOCK`` is opened with ``O_NOFOLLOW`` too (a save never creates a link's target). Every malformed file raises ``CorruptIndex`` (a damaged document
+record when it is read: at the load, or later for a line of ``docs.jsonl``). The checksums prove *integrity*
 (the files are the ones the manifest lists), not *origin*: whoever can write the
 directory can write a consistent manifest too. An attacker-made index can still hold any
 documents and scores it likes; load only indexes whose content you would index yourself.
@@ -91,6 +96,7 @@ from chronorank import __version__
 from chronorank.errors import ChronorankError, CorruptIndex, InvalidInput, StoreError
 from chronorank.index.bm25 import Bm25Matrix, encode_terms
 from chronorank.index.embedders import get_embedder
+from chronorank.index.records import DocLines, LazyRecords
 from chronorank.index.snapshot import VectorsPending, _Snapshot
 from chronorank.index.text import ANALYZER_VERSION, analyze_many
 from chronorank.index.version_conflict import LeadMemo
@@ -656,29 +662,27 @@ def _check_range(root: Path, name: str, ids: np.ndarray, hi: int) -> None:
         raise _corrupt(root, f"{name} holds values outside [0, {hi})")
 
 
-def _read_records(root: Path, raw: bytes, n: int) -> list[dict[str, Any]]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _corrupt(root, "docs.jsonl is not UTF-8") from None
-    records: list[dict[str, Any]] = []
-    loads = json.loads
-    for line in text.split("\n"):
-        if not line.strip():
-            continue
-        try:
-            rec = loads(line)
-        except (ValueError, RecursionError):
-            raise _corrupt(root, f"docs.jsonl line {len(records) + 1} is not valid JSON") from None
-        if not (type(rec) is dict and type(rec.get("id")) is str and type(rec.get("text")) is str
-                and type(rec.get("metadata")) is dict):
-            raise _corrupt(root, f"docs.jsonl line {len(records) + 1} is not a document record")
-        records.append(rec)
-    if len(records) != n:
-        raise _corrupt(root, f"docs.jsonl holds {len(records)} documents, the manifest says {n}")
-    if len({r["id"] for r in records}) != n:
-        raise _corrupt(root, "docs.jsonl repeats a document id")
-    return records
+def _read_records(root: Path, fh: IO[bytes], n: int, mmap: bool) -> LazyRecords:
+    """The records of ``docs.jsonl``, read lazily: here only where each of its ``n`` lines
+    starts (one pass over the bytes); a record is parsed and checked when it is read, and a
+    damaged one raises :class:`CorruptIndex` then (a repeated id at the first id lookup)."""
+    size = os.fstat(fh.fileno()).st_size
+    buf: Any = b""
+    if size and mmap:
+        import mmap as _mmap
+
+        buf = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
+    elif size:
+        buf = fh.read()
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    ends = [np.flatnonzero(raw[s:s + _CHUNK] == 10) + s for s in range(0, size, _CHUNK)]
+    nl = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+    if size and raw[size - 1] != 10:  # a last line without its newline
+        nl = np.concatenate([nl, np.array([size], dtype=np.int64)])
+    if nl.shape[0] != n:
+        raise _corrupt(root, f"docs.jsonl holds {nl.shape[0]} documents, the manifest says {n}")
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), nl.astype(np.int64) + 1])
+    return LazyRecords(DocLines(buf, starts, lambda what: _corrupt(root, what)))
 
 
 def load_index(
@@ -722,9 +726,9 @@ def _load_once(
                 fh.seek(0)
         n = int(man["n_docs"])
         dim = man["dim"]
-        records = _read_records(root, handles["docs.jsonl"].read(), n)
+        records = _read_records(root, handles["docs.jsonl"], n, mmap)
         vocab_list = _loads(root, handles["vocab.json"].read(), "vocab.json")
-        if not (isinstance(vocab_list, list) and all(isinstance(t, str) for t in vocab_list)
+        if not (isinstance(vocab_list, list) and set(map(type, vocab_list)) <= {str}
                 and len(set(vocab_list)) == len(vocab_list) == man["n_terms"]):
             raise _corrupt(root, "vocab.json is not a list of distinct terms of the manifest's length")
         n_terms = len(vocab_list)
@@ -806,7 +810,7 @@ def _load_once(
         raise _corrupt(root, f"manifest.json's settings are invalid ({exc})") from None
     idx.embedder = emb
     idx.dim = dim
-    idx._vocab = {t: i for i, t in enumerate(vocab_list)}
+    idx._vocab = dict(zip(vocab_list, range(len(vocab_list))))
     bm25: Bm25Matrix | None = bm
     if man.get("analyzer", 1) != ANALYZER_VERSION:
         # saved by a chronorank that analysed text differently: the records hold the texts,
@@ -819,6 +823,7 @@ def _load_once(
     snap = _Snapshot(
         records=records, vectors=vectors, times=times, term_ids=term_ids,
         term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25, lead_len=lead_len,
+        row_of=records.row_of(),
     )
     snap.groups = idx._group_codes(records)
     if lead_m is not None:

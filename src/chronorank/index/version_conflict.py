@@ -192,6 +192,16 @@ class LeadMemo:
         self.codes: np.ndarray | None = None  # _pack(parts) of ``arrays``, when it fits
         # (n,) -> LeadVersions and (n, keys, relation) -> (named, compatible) of this state
         self.cache: dict[Any, Any] = {}
+        self.packed = False  # owner, which and seen still only in ``arrays`` (from_arrays)
+
+    def _unpack(self) -> None:
+        """owner, which and seen from ``arrays`` (a loaded memo fills them when it grows)."""
+        if self.packed and self.arrays is not None:
+            own, which, parts, lines = self.arrays
+            self.owner = own.tolist()
+            self.which = which.tolist()
+            self.seen = {(_strip(row), int(line)): i for i, (row, line) in enumerate(zip(parts.tolist(), lines.tolist()))}
+        self.packed = False
 
     def read(self, snap: Any, rows: np.ndarray, lang: str) -> None:
         """Read the leads of ``rows`` not read yet."""
@@ -201,6 +211,7 @@ class LeadMemo:
             need = rows[~self.done[rows]]
             if not need.size:
                 return
+            self._unpack()
             texts = getattr(snap.records, "texts", None)  # the columnar Records: no dict per row
             for r in np.unique(need).tolist():  # regex work: once per document
                 text = snap.records[r]["text"] if texts is None else texts[r]
@@ -245,6 +256,7 @@ class LeadMemo:
         """This memo for the rows ``keep`` leaves (a replacement or a deletion renumbers them)."""
         out = LeadMemo()
         with self.lock:
+            self._unpack()
             done = np.zeros(keep.shape[0], dtype=bool)
             done[: min(self.done.size, keep.shape[0])] = self.done[: keep.shape[0]]
             own = np.asarray(self.owner, dtype=np.int64)
@@ -267,9 +279,7 @@ class LeadMemo:
         """The memo of ``n`` rows, every lead read, from :meth:`arrays_of` (a saved index)."""
         out = cls()
         out.done = np.ones(n, dtype=bool)
-        out.owner = owner.tolist()
-        out.which = which.tolist()
-        out.seen = {(_strip(row), int(line)): i for i, (row, line) in enumerate(zip(parts.tolist(), lines.tolist()))}
+        out.packed = True  # the lists are built when the memo grows (not at every load)
         out.arrays = (np.array(owner, dtype=np.int64), np.array(which, dtype=np.int64),
                       np.array(parts, dtype=np.int64), np.array(lines, dtype=np.int64))
         if _fits(out.arrays[2], out.arrays[2].shape[1]):
