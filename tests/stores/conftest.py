@@ -22,7 +22,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 NOW = "2025-01-01"
-_counter = itertools.count()
+# one counter for the whole run: store_cases.py loads this file a second time by path, and two
+# counters would hand out the same collection and table names (a store then opens the other's data)
+_counter = sys.modules.setdefault("chronorank_test_store_counter", itertools.count())  # type: ignore[arg-type]
 
 
 def docs_fixture() -> list[dict[str, Any]]:
