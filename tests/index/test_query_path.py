@@ -15,21 +15,32 @@ from chronorank.index.records import Records
 DAY = 86400.0
 
 
-def test_top_k_is_best_first_with_ties_by_lowest_row() -> None:
+def test_top_k_is_best_first_with_ties_by_the_tie_rule() -> None:
+    # TIE_RULE: equal scores newer first (undated last), then the smaller id
     rng = np.random.default_rng(3)
     for _ in range(200):
         n = int(rng.integers(1, 60))
         score = rng.integers(0, 5, size=n).astype(np.float64)  # many ties
+        time = rng.integers(0, 3, size=n).astype(np.float64)  # ties in time too
+        time[rng.random(n) < 0.2] = np.nan
+        ids = [f"d{int(i):03d}" for i in rng.permutation(n)]
         k = int(rng.integers(1, n + 1))
-        expected = sorted(range(n), key=lambda i: (-score[i], i))[:k]
-        assert _top_k(score, k).tolist() == expected
+
+        def key(i: int) -> tuple[float, float, str]:
+            return (-score[i], np.inf if np.isnan(time[i]) else -time[i], ids[i])
+
+        expected = sorted(range(n), key=key)[:k]
+        assert _top_k(score, k, time, ids).tolist() == expected
 
 
 def test_top_k_of_a_pool_is_the_top_k_of_the_whole_when_the_rest_scores_lower() -> None:
     rng = np.random.default_rng(4)
     score = rng.integers(0, 4, size=500).astype(np.float64)
+    time = rng.integers(0, 5, size=500).astype(np.float64)
+    ids = range(500)
     pool = np.flatnonzero(score >= 2)  # everything outside scores below everything inside
-    assert pool[_top_k(score[pool], 10)].tolist() == _top_k(score, 10).tolist()
+    in_pool = _top_k(score[pool], 10, time[pool], [ids[i] for i in pool])
+    assert pool[in_pool].tolist() == _top_k(score, 10, time, ids).tolist()
 
 
 @pytest.mark.parametrize("n", [50, SMALL_MATVEC // 16 + 7])
@@ -230,7 +241,8 @@ def test_top_k_over_a_large_corpus_is_the_sorted_definition(case: str) -> None:
             score[rng.random(n) < 0.5] = np.nan
         for k in (1, 10, 50, 64):
             order = np.lexsort((np.arange(n), -np.nan_to_num(score, nan=-np.inf)))[:k]
-            got = _top_k(score, k)
+            # every row undated: TIE_RULE orders equal scores by id alone
+            got = _top_k(score, k, np.full(n, np.nan), range(n))
             if case == "nan":  # NaN sorts nowhere in particular; compare the scored rows only
                 got = got[~np.isnan(score[got])]
                 order = order[: got.shape[0]]
