@@ -234,3 +234,20 @@ def test_qdrant_store_explains_an_inferred_date() -> None:
     hit = next(h for h in store.search("refund policy", k=5, now="2025-06-01") if h.id == "old")
     assert hit.notes[0] == "dated 2018-05-25 from 'Effective date: May 25, 2018'"
     assert hit.time == _day("2018-05-25")
+
+
+def test_the_windows_around_years_find_what_a_full_scan_finds(monkeypatch) -> None:
+    from chronorank.timeparse import textdates
+
+    texts = [
+        "Policy\n\nEffective date: Wednesday, September 25th, 2019\n" + "word " * 50 + "Last updated 2020-01-02",
+        "Дата вступления в силу: 12.03.2024; " + "текст " * 40 + "Опубликовано 1 апреля 2022 года",
+        "## 2021-04-05\n" + "1999 2000 " * 30 + "Updated May 2020",
+        "WASHINGTON, Jan. 6, 2021 — 2019 2018 2017",
+        "no year here at all",
+    ] + MISLEADING
+    windowed = infer_dates(texts)
+    monkeypatch.setattr(textdates, "_windows", lambda big: np.array([[0, len(big)]]))
+    full = infer_dates(texts)
+    assert [windowed.record(i) for i in range(len(texts))] == [full.record(i) for i in range(len(texts))]
+    assert sum(not math.isnan(x) for x in windowed.time) == 4
