@@ -18,6 +18,8 @@ Three corpora whose dates are known, the dates removed, then inferred
   text states a full date (a day, a month and a year), the share dated within 7 days of the
   article's own date; nDCG@10 with the dates, with every date removed and inferred, and
   undated. (The texts stay in ../shared; the index's embedding cache keeps their vectors.)
+- ``policies``: ../shared/data/policies-dev (policy snapshots) with the dates removed: the
+  share dated and the error against the snapshot date (documents that state their date);
 - ``changelogs``: ../shared/data/changelogs with the dates removed: how many dates are
   inferred, how many lie within 7 days of the true one, and every other one with its snippet
   (the precision test: a version number, a quantity or a price must never become a date).
@@ -239,6 +241,22 @@ def changelogs_precision() -> dict[str, Any]:
     return stats
 
 
+def policies_inference() -> dict[str, Any]:
+    """../shared/data/policies-dev (policy snapshots) with the dates removed: what is inferred
+    and its error. The corpus date is when a snapshot was taken, which may be long after the
+    date a policy states ("Updated: July 17, 2025"): an error here is not always a wrong date."""
+    path = SHARED / "policies-dev" / "corpus.jsonl"
+    corpus = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    truth = np.array([to_epoch(d["date"]) for d in corpus])
+    meta = [d.get("metadata") or {} for d in corpus]
+    found = infer_dates([d["text"] for d in corpus], meta)
+    stats = errors_days(found.time, truth)
+    ok = ~np.isnan(found.time)
+    stats["stated_after_the_snapshot"] = int((found.time[ok] > truth[ok] + 7 * DAY).sum())
+    stats["stated_before_the_snapshot"] = int((found.time[ok] < truth[ok] - 7 * DAY).sum())
+    return stats
+
+
 def throughput(texts: list[str], rounds: int = 3, single: int = 2000) -> dict[str, Any]:
     """Documents per second: the whole batch in one call, and one call per document (the
     first ``single`` documents), interleaved; best of ``rounds``."""
@@ -279,6 +297,9 @@ def main() -> int:
     if (SHARED / "changelogs").is_dir():
         result["changelogs_precision"] = changelogs_precision()
         print("changelogs:", {k: v for k, v in result["changelogs_precision"].items() if k != "snippets"}, flush=True)
+    if (SHARED / "policies-dev").is_dir():
+        result["policies"] = policies_inference()
+        print("policies:", result["policies"], flush=True)
     news_texts: list[str] = []
     if (SHARED / "news-dev").is_dir():
         result["news"] = news_benchmark(news_embedder, rank=not args.skip_news)
