@@ -126,6 +126,46 @@ def test_the_strongest_evidence_then_the_latest_date() -> None:
     assert got is not None and (got["date"], got["source"]) == ("2010-10-10", "field")
 
 
+TRAILER = "pkg (1.2-3) unstable; urgency=medium\n\n  * Fix the build (Closes: #1234).\n\n"
+
+
+@pytest.mark.parametrize(("text", "when"), [
+    (TRAILER + " -- Jane Doe <jane@example.org>  Thu, 03 Mar 2022 12:00:00 +0100", "2022-03-03T11:00:00"),
+    (TRAILER + " -- J. <j@x.org>  Sun, 1 Jan 2023 00:30:00 +0200\n", "2022-12-31T22:30:00"),  # the offset crosses a year
+    (TRAILER + " -- Jane <j@x.org> 3 Mar 2022 12:00:00 -0530 (IST)", "2022-03-03T17:30:00"),  # no weekday, a comment
+    ("From: a@example.org\nDate: Wed, 02 Mar 2022 23:59:59 -0800\nSubject: hi", "2022-03-03T07:59:59"),
+    ("x\n" * 200 + "Date: 5 May 2021 10:00 GMT\n\nbody", "2021-05-05T10:00:00"),  # far from the top too
+])
+def test_signoff_and_date_header_lines(text: str, when: str) -> None:
+    got = infer_dates([text])
+    assert got.kind == ["signoff"] and got.precision == ["second"]
+    assert got.time[0] == datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp()
+
+
+def test_signoff_outranks_the_day_a_head_cue_reads_and_keeps_the_date_in_the_snippet() -> None:
+    # "Date:" near the top is also a head cue (the day, midnight UTC); the line's own time wins
+    got = infer_date("Date: Wed, 02 Mar 2022 00:30:00 +0100\nSubject: x")
+    assert got is not None and (got["date"], got["kind"]) == ("2022-03-01", "signoff")
+    got = infer_date(" -- " + "Long Name " * 12 + "<a@b.org>  Thu, 03 Mar 2022 12:00:00 +0100")
+    assert got is not None and got["snippet"].endswith("Thu, 03 Mar 2022 12:00:00 +0100")
+
+
+@pytest.mark.parametrize("text", [
+    "We met on Thu, 03 Mar 2022 12:00:00 +0100 in Paris.",  # running text
+    " -- Jane <j@x.org>  Thu, 03 Mar 2022 12:00:00 +0100 and then more words",  # not the whole line
+    "  * merged the patch -- Thu, 03 Mar 2022 12:00:00 +0100",  # no name and address
+    "x\n" * 200 + "> Date: Thu, 03 Mar 2022 12:00:00 +0100",  # a quoted header
+    "x\n" * 200 + "Subject: Date: Thu, 03 Mar 2022 12:00:00 +0100",
+    "x\n" * 200 + "Date: Thu, 03 Mar 2022 25:00:00 +0100",  # hour 25
+    "x\n" * 200 + "Date: Thu, 31 Feb 2022 12:00:00 +0100",  # 31 February
+    "x\n" * 200 + "Date: Thu, 03 Mar 2022 12:00:00",  # no offset
+    "x\n" * 200 + "Date: 1.2.2022 12:00:00 +0100",  # a numeric date is no RFC 2822 date
+    "Thursday, March 3 at 12:00 the release ships; Mar 2022 prices go up 12:00 +0100 users",
+])
+def test_no_signoff_date(text: str) -> None:
+    assert infer_date(text) is None
+
+
 def test_batch_equals_one_at_a_time_and_documents_never_join() -> None:
     texts = ["Effective date: May 25,", "2018 is when it began", "Updated 2020-02-02", "", "x" * 300,
              "Опубликовано 1 апреля 2022 года", "Last updated: March"]

@@ -19,6 +19,10 @@ its own date.
 * A dated heading or dateline in the first 200 characters: a full date on a line of its own
   (``## 2021-04-05``, ``Tuesday, May 5, 2026``) or after a short place or name
   (``WASHINGTON, Jan. 6, 2021 --``, ``Jerry Mitchell | December 30, 2016``).
+* A sign-off or header line stating an RFC 2822 date with its time and offset: a Debian-style
+  changelog trailer (`` -- Name <mail>  Thu, 03 Mar 2022 12:00:00 +0100``) or an e-mail
+  ``Date:`` header line, anywhere in the text; the offset is applied (precision: the second).
+  Only the whole line counts: the same date in running text dates nothing.
 * A date-named metadata field (``published``, ``created_at``, ``last_modified`` ...).
 * The address or file path (``url``, ``source``, ``path``, ``file_path`` ... of the metadata):
   ``/2023/05/12/``, ``2023-05-12``, ``2023-05``, ``2023-q2`` (the quarter), or a year as a whole
@@ -33,7 +37,8 @@ Russian), every file's words used at once; ``_common.json`` names the metadata f
 
 Which date when a document states several: the kind with the highest confidence, then the
 latest date of that kind (a page updated twice says so twice). The confidences are ranks, not
-calibrated probabilities: a date-named field 1.0, a cue word 0.9, a full date in the address
+calibrated probabilities: a date-named field 1.0, a sign-off line 0.95 (above a cue word, so
+that a ``Date:`` header's exact time beats the day its head cue "date" reads), a cue word 0.9, a full date in the address
 0.8, a dated heading 0.7, a month or quarter in the address 0.6, a year segment 0.3.
 """
 
@@ -60,7 +65,7 @@ __all__ = ["CONFIDENCE", "INFERRED_KEY", "InferredDates", "date_note", "infer_da
 INFERRED_KEY = "date_inferred"
 
 #: Confidence of each kind of evidence (ranks: the highest kind found dates the document).
-CONFIDENCE = {"field": 1.0, "cue": 0.9, "url_day": 0.8, "heading": 0.7, "url_month": 0.6, "url_year": 0.3}
+CONFIDENCE = {"field": 1.0, "signoff": 0.95, "cue": 0.9, "url_day": 0.8, "heading": 0.7, "url_month": 0.6, "url_year": 0.3}
 HEAD_CHARS = 200  # a full date starting this close to the top is a dateline
 _CONTEXT = 60  # characters before a date searched for a cue word
 _SNIPPET = 80
@@ -70,6 +75,23 @@ _END = r"(?!\d|[.,]\d)"  # not followed by more digits: "2018.5", "2018,5" are n
 
 
 _SP = r"[ \t\u00a0]{1,3}"  # spaces within a date: never a line break ("Oct. 27\n\n1985 -- ...")
+
+# RFC 2822 dates are English by the standard, whatever the language of the text around them
+_RFC_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
+_RFC_DATE = re.compile(
+    r"(?<![\w.:])(?P<day>[0-3]?\d)[ \t]+(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[ \t]+"
+    rf"(?P<year>{_YEAR})[ \t]+(?P<h>[0-2]\d):(?P<mi>[0-5]\d)(?::(?P<s>[0-5]\d|60))?[ \t]+"
+    r"(?P<tz>[+-]\d{4}|UTC|UT|GMT|Z)(?![\w:])",
+    re.IGNORECASE,
+)
+# what may stand before the date on its line: a Debian trailer's " -- Name <mail>" or "Date:",
+# then an optional weekday; after it only an optional "(CET)" comment
+_RFC_LEAD = re.compile(
+    r"(?:[ \t]*--[ \t]+[^\n<>]*<[^\s<>]+>[ \t]+|Date:[ \t]*)(?:(?:mon|tue|wed|thu|fri|sat|sun),[ \t]*)?",
+    re.IGNORECASE,
+)
+_RFC_TAIL = re.compile(r"[ \t]*(?:\([\w \t+\-]{1,40}\)[ \t]*)?\r?")
 
 
 def _alt(words: Sequence[str]) -> str:
@@ -156,7 +178,7 @@ def _get() -> _Grammar:
 class InferredDates:
     """Per document: ``time`` (epoch s, NaN = none found), ``kind`` (a key of
     :data:`CONFIDENCE`, "" = none), ``confidence`` (0 = none), ``snippet`` (the words the date
-    was read from) and ``precision`` ("day", "month", "quarter", "year")."""
+    was read from) and ``precision`` ("second", "day", "month", "quarter", "year")."""
 
     time: np.ndarray
     kind: list[str]
@@ -236,6 +258,7 @@ def infer_dates(
     _from_fields(g, metas, found)
     strs = [t if isinstance(t, str) else "" for t in texts]
     _from_text(g, strs, found)
+    _from_signoffs(strs, found)
     _from_urls(g, metas, found)
     t_out = np.full(n, np.nan)
     c_out = np.zeros(n)
@@ -315,8 +338,32 @@ def _from_text(g: _Grammar, strs: Sequence[str], found: Any) -> None:
         found(i, t, "cue", m.group(0), prec)
 
 
+def _from_signoffs(strs: Sequence[str], found: Any) -> None:
+    """RFC 2822 dates that fill a trailer or a ``Date:`` line (the module docstring)."""
+    if not any(strs):
+        return
+    big, starts = _joined(strs)
+    for m in _finditer(_RFC_DATE, big, _windows(big)):
+        i = int(np.searchsorted(starts, m.start(), side="right")) - 1
+        s = strs[i]
+        a, b = m.start() - int(starts[i]), m.end() - int(starts[i])
+        line_a = s.rfind("\n", 0, a) + 1
+        line_b = s.find("\n", b)
+        if _RFC_LEAD.fullmatch(s, line_a, a) is None or _RFC_TAIL.fullmatch(s, b, len(s) if line_b < 0 else line_b) is None:
+            continue
+        day = _valid(int(m.group("year")), _RFC_MONTHS[m.group("mon").lower()], int(m.group("day")))
+        hour, minute, sec = int(m.group("h")), int(m.group("mi")), int(m.group("s") or 0)
+        if day is None or hour > 23:
+            continue
+        tz = m.group("tz")
+        offset = 0 if tz[0] not in "+-" else (1 if tz[0] == "+" else -1) * (int(tz[1:3]) * 3600 + int(tz[3:5]) * 60)
+        # the snippet keeps the date when a long name fills the line
+        found(i, day + hour * 3600 + minute * 60 + min(sec, 59) - offset, "signoff",
+              s[max(line_a, b - _SNIPPET):b].strip(), "second")
+
+
 _YEAR_AT = re.compile(rf"(?<!\d){_YEAR}(?!\d)")
-_BEFORE, _AFTER = 100, 20  # every accepted form lies within these many characters of its year
+_BEFORE, _AFTER = 100, 24  # every accepted form lies within these many characters of its year
 
 
 def _windows(big: str) -> np.ndarray:
