@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -29,6 +30,10 @@ CAND = b'{"id": "a", "score": 0.8, "date": "2026-05-11"}\n'
 
 def _doc(extra: str) -> bytes:
     return ('{"id": "a", "text": "tern notes"' + extra + "}\n").encode()
+
+
+def _text(text: str) -> bytes:
+    return (json.dumps({"id": "a", "text": text}, ensure_ascii=False) + "\n").encode()
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,21 @@ CASES: tuple[Case, ...] = (
          setup=(IDX,), prepare=lambda work: _replace_with_fifo(work, "manifest.json")),
     Case("index --append: the index's LOCK is a symbolic link", (*IDX, "--append"), {"c.jsonl": OK_DOC},
          setup=(IDX,), prepare=_symlink_the_lock),
+    # ---- misleading numbers in undated texts: none becomes a date (timeparse.textdates)
+    Case("undated text with prices (no date inferred)", IDX,
+         {"c.jsonl": _text("Pro plan: $2,019.99 a year, EUR 12.05.20 a month, 1.12.2019 RUB a seat")}, code=0),
+    Case("undated text with version numbers (no date inferred)", IDX,
+         {"c.jsonl": _text("tern 2.10.2020 and v2019.05.12 ship; upgrade from 1.12.2019 or 2019.3")}, code=0),
+    Case("undated text with phone numbers (no date inferred)", IDX,
+         {"c.jsonl": _text("Call +1 (555) 2023-0512 or 8-800-2024-12-31, fax 03.04.2022-7")}, code=0),
+    Case("undated text with '2.9 million' (no date inferred)", IDX,
+         {"c.jsonl": _text("2.9 million users in 2023, up from 1.2 million in May")}, code=0),
+    Case("undated text with '99.9%' (no date inferred)", IDX,
+         {"c.jsonl": _text("99.9% uptime since 2019; 12.5 MB per 24 hours, 2019.99 ms")}, code=0),
+    Case("undated Russian text with numbers (no date inferred)", IDX,
+         {"c.jsonl": _text("Цена 2 990 руб., версия 12.03.2024, тел. 8 (495) 2023-05-12, 2,9 млн")}, code=0),
+    Case("undated text stating its date (inferred)", IDX,
+         {"c.jsonl": _text("Refund policy. Effective date: May 25, 2018.")}, code=0),
 )
 
 
@@ -214,10 +234,10 @@ def run_case(case: Case, work: Path) -> tuple[int, str]:
 
 def shown(stderr: str, code: int = 2) -> str:
     """The message as the table shows it: argparse's usage line dropped, lines joined; for an
-    accepted input only its warnings (the progress line holds timings)."""
+    accepted input only its warnings and notes (the progress line holds timings)."""
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("usage:", "  "))]
     if code == 0:
-        lines = [ln for ln in lines if "warning:" in ln] or ["(accepted)"]
+        lines = [ln for ln in lines if "warning:" in ln or "note:" in ln] or ["(accepted)"]
     return " / ".join(lines)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -30,6 +31,7 @@ from chronorank.temporal import (
     versions_first,
 )
 from chronorank.timeparse import _MIN_TS, parse_times, resolve_now
+from chronorank.timeparse.textdates import date_note, infer_dates
 from chronorank.types import Intent, Ranking, _FieldColumn
 from chronorank.validity import group_codes, resolve_group_keys
 
@@ -62,6 +64,11 @@ class TemporalReranker:
     from lifting a candidate whose score is below m x the best one's over one that is above;
     with a ``group_key`` as well, the first hit's other versions stay above the candidates much
     less similar (:func:`chronorank.temporal.versions_first`).
+
+    A candidate with no date (nor ``valid_from``) is dated by what its text (``text_field``),
+    a date-named metadata field or its address (``url``, ``source``, ``file_path`` ...) states,
+    as the index's ``add()`` does (:mod:`chronorank.timeparse.textdates`; the explanation names
+    the source); ``infer_dates=False`` leaves it undated.
 
     ``config`` gives every temporal policy at once as a :class:`chronorank.temporal.TemporalConfig`
     (the same object an index holds as ``IndexConfig.temporal``); the kernel and policy
@@ -96,6 +103,7 @@ class TemporalReranker:
         text_field: str = "text",
         topical_margin: float | None = None,
         config: TemporalConfig | None = None,
+        infer_dates: bool = True,
         **kernel_params: Any,
     ) -> None:
         policies: dict[str, Any] = {
@@ -126,6 +134,7 @@ class TemporalReranker:
             raise InvalidInput(f"topical_margin={topical_margin!r}; expected a number in (0, 1] such as 0.5, or None.")
         self.topical_margin = topical_margin
         self.text_field = text_field
+        self.infer_dates = bool(infer_dates)
         self.gate = gate
         self.date_field = date_field
         self.score_field = score_field
@@ -314,6 +323,7 @@ class TemporalReranker:
             )
         vf = None if valid_from is None else self._times(valid_from)
         vt = None if valid_to is None else self._times(valid_to)
+        t, dated = _infer_missing(t, vf, payloads, self.text_field) if self.infer_dates else (t, {})
         g = None if groups is None else np.asarray(groups, dtype=np.int64)
         intent = self._intent(query, now_s)
         anchor_line = ""
@@ -339,6 +349,8 @@ class TemporalReranker:
                         score, on_topic = moved, on_topic | (chain & keep)
             res.score = score
         ranking = self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
+        if dated:
+            ranking.notes = _DatedNotes(res, dated)
         ranking.meta.update(
             anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
             topic_rule="" if self.topical_margin is None else (
@@ -516,6 +528,49 @@ def _given_config(config: Any, kernel: Any, kernel_params: Mapping[str, Any], po
             f"(dataclasses.replace(config, {both[0]}=...)) or drop config=."
         )
     return config
+
+
+def _infer_missing(
+    t: np.ndarray, vf: np.ndarray | None, payloads: Sequence[Any] | None, text_field: str,
+) -> tuple[np.ndarray, dict[int, str]]:
+    """Candidates with no date (nor ``valid_from``) get the date their metadata, text or
+    address states (:func:`chronorank.timeparse.textdates.infer_dates`, as the index's add());
+    returns the times and each dated row's explanation."""
+    if payloads is None or not t.shape[0]:
+        return t, {}
+    missing = np.isnan(t) if vf is None else np.isnan(t) & np.isnan(vf)
+    rows = np.flatnonzero(missing)
+    if not rows.size:
+        return t, {}
+    texts = [_field(payloads[i], text_field, "") for i in rows.tolist()]
+    found = infer_dates([x if isinstance(x, str) else "" for x in texts], [_meta_of(payloads[i]) for i in rows.tolist()])
+    hit = np.flatnonzero(~np.isnan(found.time))
+    if not hit.size:
+        return t, {}
+    t = t.copy()
+    t[rows[hit]] = found.time[hit]
+    return t, {int(rows[j]): date_note(found.record(j)) for j in hit.tolist()}
+
+
+def _meta_of(item: Any) -> Mapping[str, Any] | None:
+    # the fields an address or a date-named field is read from: the item's own, then its metadata
+    if isinstance(item, Mapping):
+        meta = item.get("metadata")
+        return ChainMap(dict(item), dict(meta)) if isinstance(meta, Mapping) else item
+    meta = getattr(item, "metadata", None)
+    own = dict(vars(item)) if hasattr(item, "__dict__") else {}
+    return ChainMap(own, dict(meta)) if isinstance(meta, Mapping) else own
+
+
+class _DatedNotes:
+    """The temporal layer's notes, each dated-by-inference row's source first."""
+
+    def __init__(self, res: TemporalResult, dated: Mapping[int, str]) -> None:
+        self.res, self.dated = res, dated
+
+    def notes_of(self, rows: Sequence[int]) -> list[tuple[str, ...]]:
+        base = self.res.notes_of(rows)
+        return [(self.dated[int(r)], *n) if int(r) in self.dated else n for r, n in zip(rows, base)]
 
 
 class _Missing:

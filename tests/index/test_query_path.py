@@ -25,11 +25,8 @@ def test_top_k_is_best_first_with_ties_by_the_tie_rule() -> None:
         time[rng.random(n) < 0.2] = np.nan
         ids = [f"d{int(i):03d}" for i in rng.permutation(n)]
         k = int(rng.integers(1, n + 1))
-
-        def key(i: int) -> tuple[float, float, str]:
-            return (-score[i], np.inf if np.isnan(time[i]) else -time[i], ids[i])
-
-        expected = sorted(range(n), key=key)[:k]
+        newer = np.where(np.isnan(time), np.inf, -time)
+        expected = sorted(range(n), key=lambda i: (-score[i], newer[i], ids[i]))[:k]  # noqa: B023
         assert _top_k(score, k, time, ids).tolist() == expected
 
 

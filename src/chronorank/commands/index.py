@@ -34,6 +34,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--group-key", default=None,
                    help="metadata field linking versions of one document (default: none)")
     add_date_options(p, "indexes the document as undated")
+    p.add_argument("--no-infer-dates", dest="infer_dates", action="store_false",
+                   help="leave documents without a date undated (default: date them by what their text, "
+                        "a date-named metadata field or their url / source / path states)")
     p.add_argument("--append", action="store_true", help="upsert into an existing index at --out")
     p.set_defaults(func=run)
 
@@ -58,8 +61,11 @@ def run(args: Any) -> int:
             idx = TemporalIndex.load(out)
         else:
             idx = TemporalIndex(
-                embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates
+                embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates,
+                infer_dates=args.infer_dates,
             )
+        if not args.infer_dates:
+            idx.infer_dates = False
         stats: dict[str, int] = {}
         docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst,
                            date_unit=args.date_unit, stats=stats)
@@ -85,4 +91,10 @@ def run(args: Any) -> int:
         print(f"dates: {report.describe()}", file=sys.stderr)
         if report.total and report.undated == report.total:
             warn("index", f"{args.corpus}: {no_dates_message(report, file=True)}")
+    found = dict(idx.last_inferred)
+    checked = found.pop("checked", 0)
+    if checked:
+        parts = ", ".join(f"from the {k} {v}" for k, v in found.items() if v)
+        print(f"chronorank index: note: dates inferred for {sum(found.values())} of {checked} documents without "
+              f"a date{' (' + parts + ')' if parts else ''}; --no-infer-dates leaves them undated", file=sys.stderr)
     return 0

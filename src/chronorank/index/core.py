@@ -77,6 +77,7 @@ from chronorank.temporal import (
 )
 from chronorank.timeparse import parse_times
 from chronorank.timeparse.numbers import read_numbers
+from chronorank.timeparse.textdates import INFERRED_KEY, date_note, infer_dates
 from chronorank.types import Intent, Ranking, tied_at_cut
 
 __all__ = ["TemporalIndex"]
@@ -122,6 +123,7 @@ class TemporalIndex:
         bad_dates: str = "raise",
         k1: float = BM25_K1,
         b: float = BM25_B,
+        infer_dates: bool = True,
     ) -> None:
         self.embedder = get_embedder(embedder)
         self.config = IndexConfig.from_spec(config)
@@ -133,6 +135,10 @@ class TemporalIndex:
         self.bad_dates = bad_dates
         #: the dates of the last add() batch (None before one): :class:`DateReport`
         self.date_report: DateReport | None = None
+        self.infer_dates = bool(infer_dates)
+        #: the last add()'s date inference (``timeparse.textdates``): the documents without a
+        #: date it looked at (``checked``) and the dates found by source (field / text / url)
+        self.last_inferred: dict[str, int] = {}
         self.k1 = float(k1)
         self.b = float(b)
         self.dim: int | None = self.embedder.dim if self.embedder is not None else None
@@ -206,7 +212,8 @@ class TemporalIndex:
             seen[r["id"]] = i
         given, dim = self._collect_vectors(docs, records, vectors)
         times, unreadable = self._parse_times(records, date_unit)
-        self.date_report = date_report(times, records, unreadable)
+        self.last_inferred = _infer_missing(records, times, self.infer_dates)
+        self.date_report = date_report(times, records, unreadable, inferred=self.last_inferred)
         if self.date_report.undated == len(records):
             warnings.warn(no_dates_message(self.date_report), DateWarning, stacklevel=2)
         with self._write_lock:
@@ -458,7 +465,7 @@ class TemporalIndex:
             time=np.asarray(res.start)[top],
             rank_before=_rank_before(cols, q, scored, top, sel),
             signals={name: np.asarray(v)[top] for name, v in signals.items()},
-            notes=_conflict_notes(snap, scored, top, q, _top_notes(scored, top, intent)),
+            notes=_dated_notes(snap, doc_rows, _conflict_notes(snap, scored, top, q, _top_notes(scored, top, intent))),
             query=q.text,
             meta={
                 "kernel": repr(kernel),
@@ -1042,6 +1049,45 @@ def _present(x: Any) -> bool:
     if isinstance(x, float) and math.isnan(x):
         return False
     return not (isinstance(x, str) and not x.strip())
+
+
+def _infer_missing(records: list[dict[str, Any]], times: np.ndarray, on: bool) -> dict[str, int]:
+    """Date the documents with no readable time column by what their metadata, text or address
+    states (:func:`chronorank.timeparse.textdates.infer_dates`): ``times[0]`` gets the date and
+    the metadata ``date_inferred`` its source, confidence and snippet (a stale one is dropped).
+    Returns how many were looked at (``checked``) and the counts by source."""
+    for r in records:
+        r["metadata"].pop(INFERRED_KEY, None)
+    rows = np.flatnonzero(np.isnan(times).all(axis=0)) if on else np.zeros(0, np.int64)
+    if not rows.size:
+        return {}
+    found = infer_dates([records[i]["text"] for i in rows], [records[i]["metadata"] for i in rows])
+    hit = np.flatnonzero(~np.isnan(found.time))
+    times[0, rows[hit]] = found.time[hit]
+    for j in hit.tolist():
+        records[int(rows[j])]["metadata"][INFERRED_KEY] = found.record(j)
+    return {"checked": int(rows.size), **found.counts()}
+
+
+def inferred_counts(index: TemporalIndex) -> dict[str, int]:
+    """How many of the index's documents carry an inferred date, by source (field / text / url)."""
+    out = {"field": 0, "text": 0, "url": 0}
+    for m in index._snap.records.metadata:
+        info = m.get(INFERRED_KEY) if m else None
+        if isinstance(info, Mapping) and info.get("source") in out:
+            out[info["source"]] += 1
+    return out
+
+
+def _dated_notes(snap: _Snapshot, doc_rows: np.ndarray, notes: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
+    """``notes`` with where each top document's inferred date came from."""
+    metas = snap.records.metadata
+    for p, r in enumerate(doc_rows.tolist()):
+        m = metas[int(r)]
+        info = m.get(INFERRED_KEY) if m else None
+        if isinstance(info, Mapping):
+            notes[p] = (date_note(info), *notes.get(p, ()))
+    return notes
 
 
 def _normalise(doc: Mapping[str, Any], i: int) -> dict[str, Any]:

@@ -46,8 +46,11 @@ class DateReport:
                 + f", {self.undated} undated, {self.unreadable} unreadable")
 
 
-def date_report(times: np.ndarray, records: Sequence[Mapping[str, Any]], unreadable: int = 0) -> DateReport:
-    """The report of one batch: ``times`` is the (4, n) date/updated/valid_from/valid_to block."""
+def date_report(times: np.ndarray, records: Sequence[Mapping[str, Any]], unreadable: int = 0,
+                inferred: Mapping[str, int] | None = None) -> DateReport:
+    """The report of one batch: ``times`` is the (4, n) date/updated/valid_from/valid_to block;
+    ``inferred``: the dates ``timeparse.textdates`` found (already in ``times[0]``) by source,
+    as ``TemporalIndex._infer_missing`` counts them (``checked`` is not a source)."""
     n = times.shape[1]
     have = {"date": ~np.isnan(times[0]), "updated": ~np.isnan(times[1]), "valid_from": ~np.isnan(times[2])}
     left = np.ones(n, dtype=bool)
@@ -56,6 +59,10 @@ def date_report(times: np.ndarray, records: Sequence[Mapping[str, Any]], unreada
         hit = have[name] & left
         by_source[name] = int(hit.sum())
         left &= ~hit
+    for src, count in (inferred or {}).items():
+        if src != "checked" and count:
+            by_source["date"] -= count
+            by_source[f"inferred from the {src}"] = int(count)
     undated = int(left.sum())
     likely = _likely_field(records) if undated == n and n else None
     return DateReport(total=n, by_source=by_source, undated=undated, unreadable=int(unreadable), likely_field=likely)

@@ -423,6 +423,7 @@ def _write_generation(
             "analyzer": ANALYZER_VERSION,
             "group_key": index.group_key if isinstance(index.group_key, str) else None,
             "bad_dates": index.bad_dates,
+            "infer_dates": index.infer_dates,
             "files": {},
         }
         checks: dict[str, dict[str, Any]] = {}
@@ -804,7 +805,7 @@ def _load_once(
 
     try:
         idx = cls(embedder=None, config=man.get("config"), group_key=man.get("group_key"),
-                  bad_dates=man.get("bad_dates", "raise"),
+                  bad_dates=man.get("bad_dates", "raise"), infer_dates=man.get("infer_dates", True) is not False,
                   k1=man["bm25"]["k1"], b=man["bm25"]["b"])
     except InvalidInput as exc:
         raise _corrupt(root, f"manifest.json's settings are invalid ({exc})") from None

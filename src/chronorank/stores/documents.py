@@ -21,6 +21,7 @@ from chronorank.index.text import analyze_many
 from chronorank.stores.bm25 import term_id
 from chronorank.timeparse import parse_times
 from chronorank.timeparse.numbers import read_numbers
+from chronorank.timeparse.textdates import INFERRED_KEY, infer_dates
 
 __all__ = [
     "COLUMN_ROLES",
@@ -47,6 +48,7 @@ class PreparedDocs:
     lengths: np.ndarray  # terms per document
     lead_terms: list[Counter[int]] = field(default_factory=list)  # the same over each lead
     lead_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))  # terms per lead
+    inferred: dict[str, int] = field(default_factory=dict)  # undated documents checked, dates found by source
 
 
 _RESERVED = ("id", "text", "date", "updated", "valid_from", "valid_to", "metadata", "vector")
@@ -61,8 +63,11 @@ def prepare_docs(
     bad_dates: str,
     need_terms: bool,
     lead_tokens: int = 12,
+    infer_dates: bool = True,
 ) -> PreparedDocs:
-    """Validate a batch the way the embedded index does (ids, text, dates, vectors)."""
+    """Validate a batch the way the embedded index does (ids, text, dates, vectors); a document
+    with no date gets the one its metadata, text or address states, as in the index
+    (:func:`chronorank.timeparse.textdates.infer_dates`; ``infer_dates=False``: none)."""
     docs = list(docs)
     records: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
@@ -102,6 +107,7 @@ def prepare_docs(
     t = np.where(np.isnan(cols["date"]), cols["updated"], cols["date"])
     start = np.where(np.isnan(cols["valid_from"]), t, cols["valid_from"])
     end = cols["valid_to"]
+    inferred = _infer_missing(records, start, end, infer_dates)
     vecs = _vectors(docs, records, vectors, embedder, dim)
     terms: list[Counter[int]] = []
     lengths = np.zeros(n, dtype=np.float64)
@@ -112,8 +118,24 @@ def prepare_docs(
     return PreparedDocs(
         ids=[r["id"] for r in records], texts=[r["text"] for r in records], records=records,
         start=start, end=end, vectors=vecs, terms=terms, lengths=lengths,
-        lead_terms=lead_terms, lead_lengths=lead_len,
+        lead_terms=lead_terms, lead_lengths=lead_len, inferred=inferred,
     )
+
+
+def _infer_missing(records: list[dict[str, Any]], start: np.ndarray, end: np.ndarray, on: bool) -> dict[str, int]:
+    """``start`` filled in place for the documents with no time at all, their source kept in
+    the metadata as ``date_inferred`` (a stale one dropped); the counts by source."""
+    for r in records:
+        r["metadata"].pop(INFERRED_KEY, None)
+    rows = np.flatnonzero(np.isnan(start) & np.isnan(end)) if on else np.zeros(0, np.int64)
+    if not rows.size:
+        return {}
+    found = infer_dates([records[i]["text"] for i in rows], [records[i]["metadata"] for i in rows])
+    hit = np.flatnonzero(~np.isnan(found.time))
+    start[rows[hit]] = found.time[hit]
+    for j in hit.tolist():
+        records[int(rows[j])]["metadata"][INFERRED_KEY] = found.record(j)
+    return {"checked": int(rows.size), **found.counts()}
 
 
 def analyze_docs(

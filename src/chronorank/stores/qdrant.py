@@ -125,6 +125,7 @@ class QdrantStore:
         missing_weight: float = 0.5,
         fallback: str = "error",
         bad_dates: str = "raise",
+        infer_dates: bool = True,
         k1: float | None = None,
         b: float | None = None,
         timeout: int | None = None,
@@ -153,6 +154,8 @@ class QdrantStore:
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
         self.bad_dates = bad_dates
+        self.infer_dates = bool(infer_dates)
+        self.last_inferred: dict[str, int] = {}  # the last add()'s inferred dates by source
         self.k1, self.b = bm25_params(k1, b)
         self.dim: int | None = None
         self.avgdl: float | None = None
@@ -281,7 +284,8 @@ class QdrantStore:
         """Insert or replace documents by ``id`` (FORMAT.md corpus dicts); returns how many."""
         self._writable()
         prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
-                            need_terms=True, lead_tokens=self.lead_tokens)
+                            need_terms=True, lead_tokens=self.lead_tokens, infer_dates=self.infer_dates)
+        self.last_inferred = prep.inferred
         n = len(prep.ids)
         if n == 0:
             return 0

@@ -16,6 +16,7 @@ from chronorank.stores import compile as cx
 from chronorank.stores.config import Lanes
 from chronorank.stores.plan import QueryPlan
 from chronorank.temporal import apply_temporal
+from chronorank.timeparse.textdates import INFERRED_KEY, date_note
 from chronorank.types import Intent, Ranking, best_first, format_epoch, tied_at_cut
 
 __all__ = [
@@ -105,7 +106,7 @@ def build_ranking(
         lr = cand.lane_ranks[i] if i < len(cand.lane_ranks) else {}
         sims = [lr[name] for name in ("dense", "keyword") if name in lr]
         rank_before[p] = min(sims) if sims else (int(pos_by_sim[p]) if not lr else lanes.dense + 1)
-        out = list(_time_notes(plan, cand, i, client_res))
+        out = [*_dated_note(cand.records[i]), *_time_notes(plan, cand, i, client_res)]
         edge = _edge_note(lr, limits, lanes.edge)
         if edge and rank_before[p] > p + 1:
             out.append(edge)
@@ -150,6 +151,13 @@ def build_ranking(
             **dict(meta or {}),
         },
     )
+
+
+def _dated_note(record: Mapping[str, Any]) -> tuple[str, ...]:
+    # where an inferred date came from (stores.documents.prepare_docs keeps it in the metadata)
+    meta = record.get("metadata") if isinstance(record, Mapping) else None
+    info = meta.get(INFERRED_KEY) if isinstance(meta, Mapping) else None
+    return (date_note(info),) if isinstance(info, Mapping) else ()
 
 
 def _time_notes(plan: QueryPlan, cand: Candidates, i: int, client_res: Any) -> tuple[str, ...]:
