@@ -295,8 +295,8 @@ def main() -> int:
     parts = set(args.only or ("debian", "changelogs", "policies", "news", "throughput"))
     result: dict[str, Any] = {"issue": 33, "embedder": args.embedder, "news_embedder": news_embedder}
     if args.only and Path(args.out).is_file():
-        result = {**json.loads(Path(args.out).read_text(encoding="utf-8")), **result}
-        result["rerun"] = sorted(parts)
+        old = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        result = {**old, **result, "rerun": sorted(parts | set(old.get("rerun", ())))}
     entries = debian_entries()
     print(f"debian: {len(entries)} entries", flush=True)
     if "debian" in parts:
