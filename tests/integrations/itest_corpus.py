@@ -45,6 +45,12 @@ CROWD: list[tuple[str, str, float]] = [
     for i in range(12)
 ]
 
+# The plain similarity x decay (the index's relative recency, range slope and topical margin
+# off): with this bag-of-words embedding the fresh acme-2026 is far less similar than acme-2022
+# (0.40 against 0.59), so relative recency rightly counts acme-2022 as its project's current
+# page; the adapter tests that need "the fresh page wins" rank with the plain settings.
+PLAIN: dict = {"relative_recency": None, "range_slope": 0.0, "topical_margin": None}
+
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 

@@ -367,7 +367,7 @@ _CONFIG_SETTINGS = (
 )
 _RERANKER_SETTINGS = (
     "date_field", "score_field", "id_field", "valid_from_field", "valid_to_field", "group_key",
-    "bad_score", "duplicates", "tz",
+    "bad_score", "duplicates", "tz", "topical_margin", "text_field",
 )
 
 
