@@ -738,8 +738,9 @@ class PgVectorStore:
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
         if filter is not None:
-            meta = filter_sql(filter, "(record -> 'metadata')", params)
-            where.append(f"v.doc IN (SELECT doc FROM {wt} WHERE {meta})")
+            meta = filter_sql(filter, "(w.record -> 'metadata')", params,
+                              time_sql={"start": "v.t_start", "end": "v.t_end"})
+            where.append(f"EXISTS (SELECT 1 FROM {wt} w WHERE w.doc = v.doc AND {meta})")
         if plan.exclude_future:
             op = "<" if plan.half_open else "<="
             where.append(f"(v.t_start IS NULL OR v.t_start {op} {_f(plan.ref)})")

@@ -378,7 +378,8 @@ class QdrantStore:
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
 
-        user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
+        user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.",
+                                    time_keys={"start": self._lay.start_key, "end": self._lay.end_key})
         cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
         lanes = lanes or cfg.lanes
         plan = plan_query(intent, now_s, cfg)
