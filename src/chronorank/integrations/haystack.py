@@ -74,10 +74,14 @@ class TemporalRanker:
         top_k: int | None = None,
         valid_from_field: str | None = None,
         valid_to_field: str | None = None,
+        filters: dict[str, Any] | None = None,
         **reranker_kwargs: Any,
     ) -> None:
         if top_k is not None and top_k < 0:
             raise InvalidInput(f"top_k must be >= 0 or None, got {top_k!r}")
+        # Haystack's syntax or chronorank's, kept client-side over the documents given
+        self.filters = filters
+        self._filter = parse_filter(from_haystack_filters(filters))
 
         self.kernel = kernel if isinstance(kernel, str) else repr(kernel)
         self.date_field = date_field
@@ -95,6 +99,7 @@ class TemporalRanker:
             top_k=self.top_k,
             valid_from_field=self.valid_from_field,
             valid_to_field=self.valid_to_field,
+            filters=self.filters,
             **self.reranker_kwargs,
         )
 
@@ -120,6 +125,7 @@ class TemporalRanker:
             valid_to_field=self.valid_to_field,
             top_k=self.top_k if top_k is None else top_k,
             now=now,
+            filter=self._filter,
         )
 
     @component.output_types(documents=list[Document])
@@ -159,17 +165,25 @@ def from_haystack_filters(filters: Any) -> dict[str, Any] | None:
         return filters  # already chronorank's (Mongo-style) language
     op = filters["operator"]
     if "conditions" in filters:
-        if op not in ("AND", "OR"):
-            raise InvalidInput(f"Haystack filter operator {op!r}; chronorank supports AND and OR (not NOT).")
-        parts = [from_haystack_filters(c) for c in filters["conditions"]]
-        return {"$and" if op == "AND" else "$or": [p for p in parts if p is not None]}
+        if op not in ("AND", "OR", "NOT"):
+            raise InvalidInput(f"Haystack filter operator {op!r}; chronorank supports AND, OR and NOT.")
+        parts = [p for p in (from_haystack_filters(c) for c in filters["conditions"]) if p is not None]
+        if op == "NOT":  # Haystack: the conditions do not all hold
+            return {"$not": parts[0] if len(parts) == 1 else {"$and": parts}}
+        return {"$and" if op == "AND" else "$or": parts}
     field = str(filters.get("field", ""))
     if not field.startswith("meta."):
         raise InvalidInput(
             f"Haystack filter field {field!r}; chronorank filters metadata, name it as 'meta.<key>'."
         )
     if op not in _OPS:
-        raise InvalidInput(f"Haystack filter operator {op!r}; use one of {list(_OPS)}.")
+        raise InvalidInput(f"Haystack filter operator {op!r}; use one of {list(_OPS)} (or AND, OR, NOT).")
+    if filters.get("value") is None:
+        raise InvalidInput(
+            f"Haystack filter {field} {op} None; chronorank compares values, and a missing field is not a "
+            f"value it can match the same way on every engine. Supported operators: {list(_OPS)} with a "
+            "string, number or bool (or a list for 'in' / 'not in')."
+        )
     return {field[5:]: {_OPS[op]: filters.get("value")}}
 
 
