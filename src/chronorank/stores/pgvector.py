@@ -283,6 +283,12 @@ class PgVectorStore:
             self._conn.close()
             self._conn = None
 
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
         """:meth:`search` in a worker thread (psycopg serialises use of the one connection)."""
         import asyncio

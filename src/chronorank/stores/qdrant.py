@@ -343,6 +343,12 @@ class QdrantStore:
     def close(self) -> None:
         self.client.close()
 
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
         """:meth:`search` in a worker thread."""
         import asyncio
