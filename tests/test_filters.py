@@ -41,7 +41,12 @@ def test_parse_builds_the_tree():
     ("bad", "match"),
     [
         ({"a": {"$like": "x"}}, "unknown operator"),
-        ({"$not": [{"a": 1}]}, r"\$and"),
+        ({"$not": [{"a": 1}]}, "one non-empty filter"),
+        ({"$nor": [{"a": 1}]}, r"\$and"),
+        ({'it"s': 1}, "double quote"),
+        ({"uid": 2**64}, "64 bits"),
+        ({"uid": {"$gt": 2**53 + 1}}, "2\\^53"),
+        ({"date": {"$gte": "not a date"}}, "could not parse"),
         ({"a": {"$in": []}}, "non-empty list"),
         ({"a": {"$gte": "2020-01-01"}}, "numbers only"),
         ({"a": {"$gt": True}}, "numbers only"),

@@ -74,6 +74,19 @@ def cli_hint(message: str, parser: argparse.ArgumentParser | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # progress bars on stderr belong to the CLI; a library call logs them (index/progress.py);
+    # restored afterwards, so an in-process call leaves the library's default in place
+    given = os.environ.get("CHRONORANK_PROGRESS")
+    if given is None:
+        os.environ["CHRONORANK_PROGRESS"] = "bar"
+    try:
+        return _main(argv)
+    finally:
+        if given is None:
+            os.environ.pop("CHRONORANK_PROGRESS", None)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
     only = command if command in COMMANDS else None

@@ -7,6 +7,7 @@ intent (gate) -> kernel -> validity/versions -> fusion, all on columns; see
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import re
 from collections import ChainMap
@@ -21,6 +22,9 @@ from chronorank.intent import parse
 from chronorank.intent.rules import anchor_terms
 from chronorank.kernels import get_kernel
 from chronorank.temporal import (
+    DEFAULT_RANGE_SLOPE,
+    DEFAULT_RELATIVE_RECENCY,
+    DEFAULT_TOPICAL_MARGIN,
     VERSION_CORE,
     TemporalConfig,
     TemporalPlan,
@@ -60,8 +64,8 @@ class TemporalReranker:
     A period question ("in 2022", "before the v2 change") ranks what was in force during the
     period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
     it fade. "Before / after <a version or an event>" is dated through the candidates' texts
-    (``text_field``). ``topical_margin=m`` (off by default here, 0.5 in the index) keeps time
-    from lifting a candidate whose score is below m x the best one's over one that is above;
+    (``text_field``). ``topical_margin=m`` keeps time from lifting a candidate whose score is below
+    m x the best one's over one that is above;
     with a ``group_key`` as well, the first hit's other versions stay above the candidates much
     less similar (:func:`chronorank.temporal.versions_first`).
 
@@ -69,6 +73,11 @@ class TemporalReranker:
     a date-named metadata field or its address (``url``, ``source``, ``file_path`` ...) states,
     as the index's ``add()`` does (:mod:`chronorank.timeparse.textdates`; the explanation names
     the source); ``infer_dates=False`` leaves it undated.
+
+    The defaults are the index's (``relative_recency``, ``range_slope``, ``topical_margin``: the
+    ``DEFAULT_*`` names of :mod:`chronorank.temporal`, which ``IndexConfig`` reads too), so
+    ``TemporalReranker()`` over a pool ranks it as ``TemporalIndex`` ranks the same pool; pass
+    ``relative_recency=None, range_slope=0, topical_margin=None`` for the plain decay.
 
     ``config`` gives every temporal policy at once as a :class:`chronorank.temporal.TemporalConfig`
     (the same object an index holds as ``IndexConfig.temporal``); the kernel and policy
@@ -90,10 +99,10 @@ class TemporalReranker:
         valid_from_field: str = "valid_from",
         valid_to_field: str = "valid_to",
         group_key: str | Callable[[Any], Any] | None = None,
-        relative_recency: float | None = None,
+        relative_recency: float | None = DEFAULT_RELATIVE_RECENCY,
         not_yet_valid: str = "zero",
         expired_factor: float = 0.5,
-        range_slope: float = 0.0,
+        range_slope: float = DEFAULT_RANGE_SLOPE,
         range_scale: float | None = 0.1,
         max_age_days: float | None = None,
         use_temporal_filter: bool = True,
@@ -101,7 +110,7 @@ class TemporalReranker:
         duplicates: str = "raise",
         tz: str = "UTC",
         text_field: str = "text",
-        topical_margin: float | None = None,
+        topical_margin: float | None = DEFAULT_TOPICAL_MARGIN,
         config: TemporalConfig | None = None,
         infer_dates: bool = True,
         **kernel_params: Any,
@@ -509,7 +518,11 @@ class TemporalReranker:
         return [default if v is _MISSING else v for v in out]
 
 
-_POLICY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TemporalConfig) if f.name != "kernel"}
+# the keyword defaults of TemporalReranker (the index's: DEFAULT_* of chronorank.temporal)
+_POLICY_DEFAULTS = {
+    f.name: inspect.signature(TemporalReranker.__init__).parameters[f.name].default
+    for f in dataclasses.fields(TemporalConfig) if f.name != "kernel"
+}
 
 
 def _given_config(config: Any, kernel: Any, kernel_params: Mapping[str, Any], policies: Mapping[str, Any]) -> TemporalConfig:

@@ -103,6 +103,19 @@ def intent_strength(intent: Intent | None) -> float:
     return float(intent.time_sensitivity)
 
 
+#: The ranking defaults of every engine: the index (``IndexConfig``), the reranker
+#: (``TemporalReranker()``, and so every rerank adapter) and the stores read these three names,
+#: so ``TemporalReranker()`` ranks a pool as ``TemporalIndex()`` ranks it. Chosen on the
+#: changelog and release benchmarks (the measurements: ``chronorank.index.config``).
+#: ``relative_recency``: see "Relative recency" above.
+DEFAULT_RELATIVE_RECENCY = 0.85
+#: ``range_slope``: inside a period the newest page comes first (:func:`_in_force_range`).
+DEFAULT_RANGE_SLOPE = 0.2
+#: ``topical_margin``: time never lifts a candidate below this share of the best similarity
+#: over one above it (:func:`topic_first`).
+DEFAULT_TOPICAL_MARGIN = 0.5
+
+
 def _default_kernel() -> Any:
     return get_kernel("exponential(half_life_days=180)")
 

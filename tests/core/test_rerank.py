@@ -11,6 +11,9 @@ from chronorank import TemporalReranker
 from chronorank.errors import InvalidInput
 from chronorank.types import DAY, Intent, Interval, Ranking
 
+# the plain similarity x decay: the index defaults (relative recency, range slope, topical
+# margin) off, for the tests of one formula at a time
+PLAIN: dict = {"relative_recency": None, "range_slope": 0.0, "topical_margin": None}
 NOW = "2026-06-01"
 NOW_S = datetime(2026, 6, 1, tzinfo=timezone.utc).timestamp()
 
@@ -40,7 +43,7 @@ class FixedIntent:
 
 
 def test_fresh_pricing_page_wins_at_full_strength():
-    r = TemporalReranker("exponential", half_life_days=180, gate=False)
+    r = TemporalReranker("exponential", half_life_days=180, gate=False, **PLAIN)
     ranking = r.rerank("what does the pro plan cost", PRICING, now=NOW)
     assert isinstance(ranking, Ranking)
     assert ranking.ranked_ids == ["p2026", "p2023", "p2021"]
@@ -223,7 +226,7 @@ def test_as_of_intent_measures_from_the_target_and_excludes_later_documents():
 
 def test_range_intent_prefers_documents_inside_the_range():
     target = Interval(epoch("2021-01-01"), epoch("2022-01-01"))
-    r = TemporalReranker("exponential(half_life_days=90)", gate=FixedIntent("range", target))
+    r = TemporalReranker("exponential(half_life_days=90)", gate=FixedIntent("range", target), **PLAIN)
     ranking = r.rerank("pro plan price in 2021", PRICING[::-1], now=NOW)
     assert ranking.ranked_ids[0] == "p2021"
     assert ranking[0].decay == 1.0
@@ -254,7 +257,7 @@ def test_expired_document_is_demoted_by_time_since_expiry():
         {"id": "v1", "score": 0.9, "date": "2024-01-01", "valid_to": "2026-01-01"},
         {"id": "v1-long-ago", "score": 0.9, "date": "2024-01-01", "valid_to": "2024-06-01"},
     ]
-    r = TemporalReranker("exponential(half_life_days=100)", gate=False, expired_factor=0.5)
+    r = TemporalReranker("exponential(half_life_days=100)", gate=False, expired_factor=0.5, **PLAIN)
     by_id = {h.id: h for h in r.rerank("q", docs, now=NOW)}
     assert by_id["v1"].decay == pytest.approx(0.5 * 0.5 ** ((NOW_S - epoch("2026-01-01")) / DAY / 100))
     assert by_id["v1"].decay > by_id["v1-long-ago"].decay
@@ -269,7 +272,7 @@ def test_relative_recency_counts_from_the_newest_topical_match():
         {"id": "proj-old", "score": 0.82, "date": "2023-01-01"},
         {"id": "other-fresh", "score": 0.40, "date": "2026-05-20"},
     ]
-    plain = TemporalReranker("exponential(half_life_days=90)", gate=False)
+    plain = TemporalReranker("exponential(half_life_days=90)", gate=False, **PLAIN)
     rel = TemporalReranker("exponential(half_life_days=90)", gate=False, relative_recency=0.8)
     assert plain.rerank("q", docs, now=NOW).ranked_ids[0] == "other-fresh"
     ranking = rel.rerank("q", docs, now=NOW)
@@ -319,7 +322,7 @@ def test_range_puts_the_newest_in_force_first_and_later_pages_below():
         {"id": "dec", "score": 0.80, "date": "2023-12-20"},
         {"id": "next-jan", "score": 0.90, "date": "2024-01-03"},  # just after the period
     ]
-    flat = TemporalReranker(gate=FixedIntent("range", target)).rerank("q", docs, now=NOW)
+    flat = TemporalReranker(gate=FixedIntent("range", target), **PLAIN).rerank("q", docs, now=NOW)
     # a page published after the period ranks below every page in force during it, however
     # similar; without range_slope similarity orders the pages published inside the period
     assert flat.ranked_ids == ["jan", "dec", "next-jan"]
@@ -473,7 +476,7 @@ def test_topical_margin_keeps_time_from_lifting_an_off_topic_candidate():
         {"id": "refund-2026", "score": 0.30, "date": "2026-08-01"},  # another topic, but fresh
     ]
     q = "what is the current price of the pro plan"
-    loose = TemporalReranker("exponential(half_life_days=30)").rerank(q, docs, now="2026-08-20")
+    loose = TemporalReranker("exponential(half_life_days=30)", **PLAIN).rerank(q, docs, now="2026-08-20")
     assert loose.ranked_ids[0] == "refund-2026"  # time alone lifts the fresh off-topic page
     strict = TemporalReranker("exponential(half_life_days=30)", topical_margin=0.5).rerank(q, docs, now="2026-08-20")
     assert set(strict.ranked_ids[:2]) == {"pro-2021", "pro-2023"} and strict.ranked_ids[2] == "refund-2026"

@@ -264,3 +264,21 @@ def test_cached_queries_is_a_no_op_when_off_or_uncacheable(tmp_path, monkeypatch
     with cached_queries(plain):
         assert isinstance(plain.embedder, HashingEmbedder)
     assert not list(tmp_path.iterdir())
+
+
+def test_library_progress_goes_to_logging_and_bars_on_request(monkeypatch, caplog, capsys):
+    monkeypatch.setenv("CHRONORANK_PROGRESS", "1")  # a library call: no bar on stderr
+    with caplog.at_level("INFO", logger="chronorank.progress"):
+        p = Progress(10, "embedding", delay=0.0, every=0.01)
+        p.update(10)
+        threading.Event().wait(0.05)
+        p.close()
+    assert capsys.readouterr().err == ""
+    assert any("embedding: 10/10 docs" in r.getMessage() for r in caplog.records)
+    monkeypatch.setenv("CHRONORANK_PROGRESS", "bar")  # what the CLI sets
+    caplog.clear()
+    p = Progress(10, "embedding", delay=0.0, every=0.01, tty=False)
+    p.update(10)
+    threading.Event().wait(0.05)
+    p.close()
+    assert "embedding: 10/10 docs" in capsys.readouterr().err and not caplog.records

@@ -15,6 +15,7 @@ from itest_corpus import (  # noqa: E402
     IN_2021,
     LATEST,
     NOW_S,
+    PLAIN,
     TIMELESS,
     assert_same_as_core,
     core_ranking,
@@ -107,7 +108,7 @@ CROWDED = "what changed in the cache and the plugin loader in the latest acme re
 
 def test_lanes_use_where_filters_on_epoch_metadata(tmp_path):
     col = make_collection(tmp_path, CORPUS + CROWD)
-    r = TemporalReranker()
+    r = TemporalReranker(**PLAIN)
     assert "acme-2026" not in similarity_ids(col, r.intent(CROWDED, now=NOW_S).topical_query, 4)
     without = query_collection(col, CROWDED, r, k=2, fetch_k=4, lanes=(), now=NOW_S)
     assert "acme-2026" not in without.ranked_ids

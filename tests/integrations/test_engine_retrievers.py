@@ -405,9 +405,29 @@ def test_haystack_pipeline_dumps_loads_in_a_fresh_process(tmp_path: Path) -> Non
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout.strip().splitlines()[-1]) == expected
     assert expected and all(i.startswith("click@") for i in expected)
-    # a retriever over a live engine only says how to make it serialisable
-    with pytest.raises(InvalidInput, match="engine_config"):
-        ChronorankRetriever(engine=idx).to_dict()
+    # a retriever over a live engine serialises; the loaded one says how to give it an engine
+    live = Pipeline()
+    live.add_component("retriever", ChronorankRetriever(engine=idx, top_k=5))
+    loaded = Pipeline.loads(live.dumps())
+    with pytest.raises(InvalidInput, match=r"live TemporalIndex.*engine_config"):
+        loaded.run({"retriever": {"query": "what changed in click", "now": NOW}})
+
+
+def test_haystack_pipeline_loads_without_a_reachable_database() -> None:
+    """The engine opens in warm_up, not in __init__: loading needs no database."""
+    from haystack import Pipeline
+
+    from chronorank.integrations.haystack import ChronorankRetriever
+
+    cfg = {"kind": "pgvector", "table": "docs", "dsn": "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2",
+           "embedder": "hashing"}
+    pipe = Pipeline()
+    pipe.add_component("retriever", ChronorankRetriever(engine_config=cfg, top_k=5))
+    loaded = Pipeline.loads(pipe.dumps())
+    retriever = loaded.get_component("retriever")
+    assert retriever.engine is None and retriever.engine_config == cfg
+    with pytest.raises(Exception, match="127.0.0.1|connect|refused"):  # the database, at warm_up
+        loaded.warm_up()
 
 
 def test_langchain_serialisation_is_refused_with_a_reason() -> None:

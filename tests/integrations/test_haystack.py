@@ -19,6 +19,7 @@ from itest_corpus import (  # noqa: E402
     IN_2021,
     LATEST,
     NOW_S,
+    PLAIN,
     TIMELESS,
     assert_same_as_core,
     core_ranking,
@@ -44,10 +45,10 @@ def fetch(store, query, n=6):
     return retriever.run(query_embedding=hashing_embed(query))["documents"]
 
 
-def pipeline(store, top_k=3) -> Pipeline:
+def pipeline(store, top_k=3, **ranker_kw) -> Pipeline:
     p = Pipeline()
     p.add_component("retriever", InMemoryEmbeddingRetriever(store, top_k=6))
-    p.add_component("ranker", TemporalRanker(top_k=top_k))
+    p.add_component("ranker", TemporalRanker(top_k=top_k, **ranker_kw))
     p.connect("retriever.documents", "ranker.documents")
     return p
 
@@ -60,7 +61,7 @@ def run(p, query):
 
 def test_fresh_document_wins_latest_query(store):
     assert fetch(store, LATEST)[0].id != "acme-2026"
-    docs = run(pipeline(store), LATEST)
+    docs = run(pipeline(store, **PLAIN), LATEST)
     assert docs[0].id == "acme-2026"
     assert docs[0].score == docs[0].meta["chronorank_score"]
     assert set(METADATA_KEYS) <= set(docs[0].meta)

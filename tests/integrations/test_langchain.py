@@ -15,6 +15,7 @@ from itest_corpus import (  # noqa: E402
     IN_2021,
     LATEST,
     NOW_S,
+    PLAIN,
     TIMELESS,
     assert_same_as_core,
     core_ranking,
@@ -124,7 +125,7 @@ def test_lanes_bring_in_the_fresh_document_a_small_fetch_misses():
     assert "acme-2026" not in similarity_order(store, topical, 4)
     without = retriever(store, k=2, fetch_k=4, lanes=()).invoke(CROWDED)
     assert "acme-2026" not in ids(without)
-    with_lanes = retriever(store, k=2, fetch_k=4)
+    with_lanes = retriever(store, k=2, fetch_k=4, **PLAIN)
     assert len(with_lanes.lane_plan(CROWDED, now=NOW_S)) == 2
     assert with_lanes.invoke(CROWDED)[0].id == "acme-2026"
     # as-of lane: everything dated before the target end, plus windows before it
@@ -177,10 +178,10 @@ def test_compressor_identical_to_core_and_async():
         Document(page_content=d.page_content, metadata={**d.metadata, "relevance_score": s}, id=d.id)
         for d, s in pool
     ]
-    comp = TemporalCompressor(reranker=TemporalReranker(), now=NOW_S, top_k=3)
+    comp = TemporalCompressor(reranker=TemporalReranker(**PLAIN), now=NOW_S, top_k=3)
     out = comp.compress_documents(docs, LATEST)
     core = core_ranking(LATEST, [s for _, s in pool], [d.metadata["date"] for d, _ in pool],
-                        [d.id for d, _ in pool], top_k=3)
+                        [d.id for d, _ in pool], top_k=3, **PLAIN)
     assert_same_as_core([(d.id, d.metadata["chronorank_score"]) for d in out], core)
     assert out[0].id == "acme-2026"
     aout = asyncio.run(comp.acompress_documents(docs, LATEST))

@@ -41,7 +41,8 @@ def test_bad_score_drop_and_zero_policies(bad):
 
 
 def test_negative_scores_are_valid_and_decay_only_demotes():
-    r = TemporalReranker(gate=False).rerank(
+    # relative recency off: it compares similarities as ratios, which a negative score inverts
+    r = TemporalReranker(gate=False, relative_recency=None).rerank(
         "q", docs(-0.5, -0.4, dates=["2025-12-01", "2000-01-01"]), now=NOW)
     assert [h.id for h in r] == ["d0", "d1"]  # the old one is pushed further down
     assert all(h.score <= h.similarity for h in r)

@@ -97,7 +97,9 @@ def test_millisecond_timestamps_rank_the_same_in_every_container(as_type):
 
 @pytest.mark.parametrize("value", [1e300, -1e300, np.inf, 1e25])
 def test_out_of_range_float_times_are_missing_not_brand_new(value):
-    r = TemporalReranker()
+    # relative recency off: with it the one dated candidate is its own anchor (age 0, weight 1),
+    # and the undated fill (the dated candidates' median) is 1 too
+    r = TemporalReranker(relative_recency=None)
     res = r.rerank_columns("latest release notes", [0.9, 0.85], np.array([value, 1.76e9]), ids=["bad", "ok"], now=NOW)
     bad = next(h for h in res if h.id == "bad")
     assert np.isnan(bad.age_days)

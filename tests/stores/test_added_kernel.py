@@ -106,8 +106,9 @@ def test_reranker(lorentz: None) -> None:
 
     cands = [{"id": d["id"], "text": d["text"], "score": 0.5 + 0.01 * i, "date": d.get("date")}
              for i, d in enumerate(docs_fixture())]
-    got = TemporalReranker(kernel=SPEC, gate=False).rerank("latest polars release", cands, now=NOW)
-    want = TemporalReranker(kernel=REF, gate=False).rerank("latest polars release", cands, now=NOW)
+    plain = {"relative_recency": None, "range_slope": 0.0, "topical_margin": None}  # the kernel's own weights
+    got = TemporalReranker(kernel=SPEC, gate=False, **plain).rerank("latest polars release", cands, now=NOW)
+    want = TemporalReranker(kernel=REF, gate=False, **plain).rerank("latest polars release", cands, now=NOW)
     _same(got, want)
     dated = [h for h in got if not math.isnan(h.age_days)]
     w = 30.0

@@ -38,8 +38,9 @@ def add_parser(sub: Any) -> None:
                    "not_yet_valid | symmetric | exclude (default auto)")
     p.add_argument("--gate", default="intent",
                    help="'intent' (parse the query), 'off' (full strength) or a number in [0, 1] (default intent)")
-    p.add_argument("--relative-recency", type=float, default=None, metavar="RATIO",
-                   help="count ages from the newest candidate within RATIO of the best similarity (default: off)")
+    p.add_argument("--relative-recency", type=_ratio_or_off, default=None, metavar="RATIO",
+                   help="count ages from the newest candidate within RATIO of the best similarity, or 'off' "
+                   "(default: the library's, as in the index)")
     p.add_argument("--group-key", default=None,
                    help="metadata field linking versions of one document (default: none)")
     p.add_argument("--now", default=None, help="reference time, e.g. 2026-08-01 (default: the wall clock)")
@@ -52,6 +53,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--explain", action="store_true", help="print the full explanation trace")
     p.set_defaults(func=run)
+
+
+def _relative_recency(value: float | str | None) -> dict[str, Any]:
+    """The reranker's keyword: none given keeps the library default, 'off' turns it off."""
+    if value is None:
+        return {}
+    return {"relative_recency": None if value == "off" else value}
+
+
+def _ratio_or_off(value: str) -> float | str:
+    if value.strip().lower() in ("off", "none"):
+        return "off"
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}; give a ratio in [0, 1] such as 0.85, or 'off'") from None
 
 
 def _gate(value: str) -> Any:
@@ -108,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         kernel=args.kernel, strength=args.strength, combine=args.combine,
         missing_date=args.missing_date, future=args.future, gate=_gate(args.gate),
         date_field=args.date_field, score_field=args.score_field, id_field=args.id_field,
-        relative_recency=args.relative_recency, group_key=args.group_key, bad_score=args.bad_score,
+        group_key=args.group_key, bad_score=args.bad_score,
+        **_relative_recency(args.relative_recency),
     )
     fields = (args.date_field, reranker.valid_from_field, reranker.valid_to_field)
     cleared = check_dates(rows_at, where, fields=fields, bad_dates=args.bad_dates, dayfirst=args.dayfirst,

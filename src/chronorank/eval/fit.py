@@ -311,6 +311,9 @@ class FitResult:
             "kernel": self.kernel, "strength": self.strength, "combine": self.combine,
             "gate": _reranker_gate(self.gate),
             "relative_recency": self.relative_recency,
+            # the fit grid scores without these index rules (TemporalConfig's range_slope, no
+            # topical margin): the built reranker ranks as the fit measured
+            "range_slope": 0.0, "topical_margin": None,
         }
         kwargs.update(overrides)
         return TemporalReranker(**kwargs)

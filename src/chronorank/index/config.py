@@ -100,7 +100,12 @@ from typing import Any
 
 from chronorank.errors import InvalidInput
 from chronorank.spec import format_spec, parse_spec
-from chronorank.temporal import TemporalConfig
+from chronorank.temporal import (
+    DEFAULT_RANGE_SLOPE,
+    DEFAULT_RELATIVE_RECENCY,
+    DEFAULT_TOPICAL_MARGIN,
+    TemporalConfig,
+)
 
 __all__ = ["IndexConfig", "FUSIONS", "DEFAULT_TEMPORAL"]
 
@@ -124,7 +129,8 @@ TIME_FIELDS = ("auto", "date", "updated", "valid_from")
 #: the stale one old. Fresh-page probe (3 wordings x 4 questions, default MiniLM index): 8 ->
 #: 10 of 12 right; changelog set unchanged except as_of_date reworded 0.948 -> 0.961 and
 #: Russian 0.986 -> 0.978; 0.8 costs reworded latest 0.034.
-DEFAULT_TEMPORAL: dict[str, Any] = {"relative_recency": 0.85, "range_slope": 0.2}
+#: The values live in :mod:`chronorank.temporal` (``DEFAULT_*``), read by the reranker too.
+DEFAULT_TEMPORAL: dict[str, Any] = {"relative_recency": DEFAULT_RELATIVE_RECENCY, "range_slope": DEFAULT_RANGE_SLOPE}
 
 
 def _temporal_fields() -> tuple[str, ...]:
@@ -176,7 +182,7 @@ class IndexConfig:
     dense_scale: str = "raw"
     lead_weight: float = 0.5
     lead_tokens: int = 12
-    topical_margin: float | None = 0.5
+    topical_margin: float | None = DEFAULT_TOPICAL_MARGIN
     tie_break: float = 0.02
     short_query_terms: int | None = 6
     burst_ratio: float | None = 0.1

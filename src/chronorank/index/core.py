@@ -333,7 +333,7 @@ class TemporalIndex:
         if len(snap) == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
-            filter_mask(flt, snap.records.metadata, snap.filter_cols)
+            filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap.times))
         )
         anchor_line = ""
         event_row = -1
@@ -1957,3 +1957,10 @@ def _empty_ranking(query: str, intent: Intent, now: float) -> Ranking:
         meta={"intent": intent, "now": now, "n_docs": 0},
     )
 
+
+def _filter_times(times: np.ndarray) -> dict[str, np.ndarray]:
+    """The start and end a filter on ``date`` / ``valid_from`` / ``valid_to`` reads: the
+    stores' (``stores.documents.prepare_docs``): valid_from, else the date, else updated."""
+    date, updated, valid_from, valid_to = times
+    t = np.where(np.isnan(date), updated, date)
+    return {"start": np.where(np.isnan(valid_from), t, valid_from), "end": valid_to}

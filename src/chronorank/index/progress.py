@@ -1,8 +1,11 @@
 """Progress for long jobs (embedding): shown from the first second, whatever the count.
 
-On a terminal a bar redrawn in place (done/total, documents a second, ETA); when stderr is
-piped, a plain line every few seconds and one at the end. Nothing is printed for a job that
-ends within ``delay`` seconds. ``CHRONORANK_PROGRESS=0`` turns it off everywhere.
+In a library call the state goes to :mod:`logging` (logger ``chronorank.progress``, INFO: a
+line every few seconds and one at the end), never to stderr. Bars are drawn on request: the
+CLI sets ``CHRONORANK_PROGRESS=bar`` (do the same, or pass ``stream=``): on a terminal a bar
+redrawn in place (done/total, documents a second, ETA); when stderr is piped, a plain line
+every few seconds and one at the end. Nothing is shown for a job that ends within ``delay``
+seconds. ``CHRONORANK_PROGRESS=0`` turns it off everywhere.
 
 A daemon thread draws, so a slow first batch (64 long documents take ~4 s on 2 cores)
 still shows the job started: the bar does not wait for the first update.
@@ -10,6 +13,7 @@ still shows the job started: the bar does not wait for the first update.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -19,8 +23,19 @@ from typing import Any, TextIO
 __all__ = ["Progress", "progress_enabled"]
 
 
+_LOG = logging.getLogger("chronorank.progress")
+
+
+def progress_mode() -> str:
+    """``off``, ``log`` (the library default) or ``bar`` (the CLI's), from ``CHRONORANK_PROGRESS``."""
+    v = os.environ.get("CHRONORANK_PROGRESS", "1").strip().lower()
+    if v in ("0", "off", "false", "no"):
+        return "off"
+    return "bar" if v in ("bar", "bars", "stderr") else "log"
+
+
 def progress_enabled() -> bool:
-    return os.environ.get("CHRONORANK_PROGRESS", "1").strip().lower() not in ("0", "off", "false", "no")
+    return progress_mode() != "off"
 
 
 def _clock(s: float) -> str:
@@ -46,6 +61,10 @@ class Progress:
         self.desc = desc
         self.unit = unit
         self.stream: Any = stream if stream is not None else sys.stderr
+        # no stream asked for and no bars requested: the lines go to logging
+        self.log = stream is None and progress_mode() == "log"
+        if self.log:
+            tty = False
         self.delay = delay
         if tty is None:
             isatty = getattr(self.stream, "isatty", None)
@@ -87,6 +106,9 @@ class Progress:
         return f"{self.desc}: {done}/{total} {self.unit} ({pct:.0f}%), {speed}, {eta}"
 
     def _write(self, text: str) -> None:
+        if self.log:
+            _LOG.info("%s", text.strip())
+            return
         try:
             self.stream.write(text)
             self.stream.flush()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
-from chronorank.filters import and_filters
+from chronorank.filters import and_filters, filter_mask, parse_filter
 from chronorank.rerank import TemporalReranker
 from chronorank.temporal import intent_strength
 from chronorank.timeparse import parse_times
@@ -105,19 +105,28 @@ def rerank_candidates(
     valid_to_field: str | None = None,
     top_k: int | None = None,
     now: Any = None,
+    filter: Any = None,  # noqa: A002 - the name every vector store uses
 ) -> Ranking:
     """Extract (similarity, date[, validity]) columns from framework metadata and rerank.
 
     This is the only place an integration reaches the core, which is what makes every
     integration's result identical to ``rerank_columns`` on the same candidates.
     ``valid_from_field``/``valid_to_field`` default to the reranker's; a validity column
-    is passed only when some candidate has the field.
+    is passed only when some candidate has the field. ``filter`` (a :mod:`chronorank.filters`
+    dict) keeps the candidates it matches, client-side over the fetched pool, with the
+    meaning it has inside every engine.
     """
     if len(scores) != len(metadatas):
         raise InvalidInput(
             f"got {len(scores)} scores for {len(metadatas)} candidates; "
             "pass one score (or None) per candidate"
         )
+    flt = parse_filter(filter)
+    if flt is not None:
+        keep = np.flatnonzero(filter_mask(flt, metadatas)).tolist()
+        scores, metadatas = [scores[i] for i in keep], [metadatas[i] for i in keep]
+        ids = [ids[i] for i in keep] if ids is not None else keep
+        payloads = [payloads[i] for i in keep] if payloads is not None else None
     if top_k is not None and top_k < 0:
         raise InvalidInput(f"top_k must be >= 0 or None, got {top_k!r}")
     sims, _ = similarity_column(scores)
@@ -367,7 +376,7 @@ _CONFIG_SETTINGS = (
 )
 _RERANKER_SETTINGS = (
     "date_field", "score_field", "id_field", "valid_from_field", "valid_to_field", "group_key",
-    "bad_score", "duplicates", "tz",
+    "bad_score", "duplicates", "tz", "topical_margin", "text_field",
 )
 
 

@@ -74,10 +74,14 @@ class TemporalRanker:
         top_k: int | None = None,
         valid_from_field: str | None = None,
         valid_to_field: str | None = None,
+        filters: dict[str, Any] | None = None,
         **reranker_kwargs: Any,
     ) -> None:
         if top_k is not None and top_k < 0:
             raise InvalidInput(f"top_k must be >= 0 or None, got {top_k!r}")
+        # Haystack's syntax or chronorank's, kept client-side over the documents given
+        self.filters = filters
+        self._filter = parse_filter(from_haystack_filters(filters))
 
         self.kernel = kernel if isinstance(kernel, str) else repr(kernel)
         self.date_field = date_field
@@ -95,6 +99,7 @@ class TemporalRanker:
             top_k=self.top_k,
             valid_from_field=self.valid_from_field,
             valid_to_field=self.valid_to_field,
+            filters=self.filters,
             **self.reranker_kwargs,
         )
 
@@ -120,6 +125,7 @@ class TemporalRanker:
             valid_to_field=self.valid_to_field,
             top_k=self.top_k if top_k is None else top_k,
             now=now,
+            filter=self._filter,
         )
 
     @component.output_types(documents=list[Document])
@@ -159,17 +165,25 @@ def from_haystack_filters(filters: Any) -> dict[str, Any] | None:
         return filters  # already chronorank's (Mongo-style) language
     op = filters["operator"]
     if "conditions" in filters:
-        if op not in ("AND", "OR"):
-            raise InvalidInput(f"Haystack filter operator {op!r}; chronorank supports AND and OR (not NOT).")
-        parts = [from_haystack_filters(c) for c in filters["conditions"]]
-        return {"$and" if op == "AND" else "$or": [p for p in parts if p is not None]}
+        if op not in ("AND", "OR", "NOT"):
+            raise InvalidInput(f"Haystack filter operator {op!r}; chronorank supports AND, OR and NOT.")
+        parts = [p for p in (from_haystack_filters(c) for c in filters["conditions"]) if p is not None]
+        if op == "NOT":  # Haystack: the conditions do not all hold
+            return {"$not": parts[0] if len(parts) == 1 else {"$and": parts}}
+        return {"$and" if op == "AND" else "$or": parts}
     field = str(filters.get("field", ""))
     if not field.startswith("meta."):
         raise InvalidInput(
             f"Haystack filter field {field!r}; chronorank filters metadata, name it as 'meta.<key>'."
         )
     if op not in _OPS:
-        raise InvalidInput(f"Haystack filter operator {op!r}; use one of {list(_OPS)}.")
+        raise InvalidInput(f"Haystack filter operator {op!r}; use one of {list(_OPS)} (or AND, OR, NOT).")
+    if filters.get("value") is None:
+        raise InvalidInput(
+            f"Haystack filter {field} {op} None; chronorank compares values, and a missing field is not a "
+            f"value it can match the same way on every engine. Supported operators: {list(_OPS)} with a "
+            "string, number or bool (or a list for 'in' / 'not in')."
+        )
     return {field[5:]: {_OPS[op]: filters.get("value")}}
 
 
@@ -179,8 +193,11 @@ class ChronorankRetriever:
 
     ``engine``: a live engine; ``engine_config``: how to open one
     (:func:`chronorank.integrations._common.open_engine`, e.g. ``{"kind": "index", "path":
-    "docs.idx"}``), which is what ``to_dict`` writes -- a retriever built from a live engine
-    alone cannot be serialised. ``filters`` (Haystack's syntax or chronorank's) are applied
+    "docs.idx"}``), which is what ``to_dict`` writes. The engine opens in ``warm_up`` (Haystack
+    calls it before the first run; ``run`` does too when it was not called), so a pipeline loads
+    while its database is unreachable. A retriever over a live engine serialises too; the
+    engine itself is not in the file, and the loaded retriever's ``warm_up`` says to give
+    ``engine_config``. ``filters`` (Haystack's syntax or chronorank's) are applied
     inside the engine and ANDed with the ``filters`` given to ``run``. Output documents carry
     the stored metadata, the date fields and the ``chronorank_*`` keys in ``meta``, and
     ``score = chronorank_score``.
@@ -196,8 +213,9 @@ class ChronorankRetriever:
         filters: dict[str, Any] | None = None,
         now: Any = None,
         search_kwargs: dict[str, Any] | None = None,
+        live_engine: str | None = None,
     ) -> None:
-        if engine is None and engine_config is None:
+        if engine is None and engine_config is None and live_engine is None:
             raise InvalidInput("give engine= (a TemporalIndex or store) or engine_config= (how to open one).")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InvalidInput(f"top_k={top_k!r}; give a positive integer such as 10.")
@@ -207,18 +225,27 @@ class ChronorankRetriever:
         parse_filter(from_haystack_filters(filters))
         self.now = now
         self.search_kwargs = dict(search_kwargs or {})
-        self.engine = engine if engine is not None else open_engine(self.engine_config or {})
+        # the class name of the live engine a saved retriever was built over (no engine_config)
+        self.live_engine = live_engine if engine is None else type(engine).__name__
+        self.engine = engine  # opened by warm_up when None
 
-    def to_dict(self) -> dict[str, Any]:
+    def warm_up(self) -> None:
+        """Open the engine from ``engine_config`` (once); Haystack calls this before running."""
+        if self.engine is not None:
+            return
         if self.engine_config is None:
             raise InvalidInput(
-                "this ChronorankRetriever was built from a live engine; pass engine_config= (e.g. "
-                "{'kind': 'index', 'path': 'docs.idx'} after index.save('docs.idx')) so the pipeline can "
-                "be saved and opened again."
+                f"this ChronorankRetriever was saved from one over a live {self.live_engine}, which no file "
+                "carries; give it engine_config= (e.g. {'kind': 'index', 'path': 'docs.idx'} after "
+                "index.save('docs.idx')) before saving, or set retriever.engine before running."
             )
+        self.engine = open_engine(self.engine_config)
+
+    def to_dict(self) -> dict[str, Any]:
+        extra = {} if self.engine_config is not None else {"live_engine": self.live_engine}
         return default_to_dict(  # type: ignore[no-any-return]
             self, engine_config=self.engine_config, top_k=self.top_k, filters=self.filters,
-            now=self.now, search_kwargs=self.search_kwargs,
+            now=self.now, search_kwargs=self.search_kwargs, **extra,
         )
 
     @classmethod
@@ -234,6 +261,7 @@ class ChronorankRetriever:
         now: Any = None,
     ) -> dict[str, list[Document]]:
         """The best ``top_k`` documents for ``query``; ``now`` fixes the reference time."""
+        self.warm_up()
         ranking = engine_search(
             self.engine, query, k=top_k or self.top_k, now=self.now if now is None else now,
             filters=(from_haystack_filters(self.filters), from_haystack_filters(filters)), **self.search_kwargs,

@@ -195,6 +195,10 @@ class TemporalRetriever(BaseRetriever):
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     now: Any = None
     """Fixed "now" for every call (None = wall clock); ``invoke(q, now=...)`` overrides it."""
+    filter: Any = None
+    """A :mod:`chronorank.filters` dict kept client-side over the fetched pool (the same meaning
+    as inside the engines); a store-side prefilter in the store's own syntax goes in
+    ``search_kwargs={"filter": ...}``."""
 
     @classmethod
     def from_vectorstore(
@@ -215,6 +219,7 @@ class TemporalRetriever(BaseRetriever):
         valid_from_field: str | None = None,
         valid_to_field: str | None = None,
         now: Any = None,
+        filter: Any = None,  # noqa: A002 - LangChain's name
         **reranker_kwargs: Any,
     ) -> TemporalRetriever:
         """Wrap ``store``; ``kernel`` and ``reranker_kwargs`` build the ``TemporalReranker``.
@@ -246,6 +251,7 @@ class TemporalRetriever(BaseRetriever):
             valid_from_field=valid_from_field,
             valid_to_field=valid_to_field,
             now=now,
+            filter=parse_filter(filter),
         )
 
     _warned_lanes: bool = PrivateAttr(default=False)
@@ -425,6 +431,7 @@ class TemporalRetriever(BaseRetriever):
             valid_to_field=self.valid_to_field,
             top_k=k,
             now=self._now(now),
+            filter=self.filter,
         )
 
     def _get_relevant_documents(

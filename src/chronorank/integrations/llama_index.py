@@ -210,9 +210,13 @@ class TemporalRetriever(BaseRetriever):
         date_field: str | None = None,
         now: Any = None,
         reranker: TemporalReranker | None = None,
+        filters: Any = None,
         **reranker_kwargs: Any,
     ) -> TemporalRetriever:
-        """Retrieve ``fetch_k`` nodes from ``index.as_retriever`` and keep the best ``top_n``."""
+        """Retrieve ``fetch_k`` nodes from ``index.as_retriever`` and keep the best ``top_n``.
+
+        ``filters`` (``MetadataFilters`` or a :mod:`chronorank.filters` dict) go to
+        ``as_retriever(filters=...)``, LlamaIndex's own prefilter, as ``MetadataFilters``."""
         if top_n is not None and top_n > fetch_k:
             raise InvalidInput(f"need top_n <= fetch_k, got top_n={top_n} fetch_k={fetch_k}")
         date_field = date_field or getattr(reranker, "date_field", None) or "date"
@@ -228,7 +232,8 @@ class TemporalRetriever(BaseRetriever):
             post = TemporalPostprocessor(
                 reranker=reranker, date_field=date_field, top_n=top_n, now=now
             )
-        return cls(index.as_retriever(similarity_top_k=fetch_k), post)
+        extra = {} if filters is None else {"filters": to_llama_filters(filters)}
+        return cls(index.as_retriever(similarity_top_k=fetch_k, **extra), post)
 
     def search_bundle(self, query_bundle: QueryBundle) -> QueryBundle:
         """What the inner retriever is asked: the intent's topical query ("as of March 2021" and
@@ -254,27 +259,75 @@ _LLAMA_OPS = {
 }
 
 
+#: operators on a list value: ``contains`` (the list holds the value), ``any`` (one of them),
+#: ``all`` (every one) -- chronorank's scalar conditions match a list by element
+_LLAMA_LIST_OPS = ("contains", "any", "all")
+_LLAMA_SUPPORTED = [*_LLAMA_OPS, *_LLAMA_LIST_OPS]
+
+
 def from_llama_filters(filters: Any) -> dict[str, Any] | None:
-    """LlamaIndex ``MetadataFilters`` as a :mod:`chronorank.filters` dict (a dict passes through)."""
+    """LlamaIndex ``MetadataFilters`` as a :mod:`chronorank.filters` dict (a dict passes through).
+
+    Conditions ``and`` / ``or`` / ``not`` (none of the filters holds); operators
+    ``== != > >= < <= in nin`` and, on list values, ``contains`` / ``any`` / ``all``.
+    ``is_empty``, ``text_match`` and ``text_match_insensitive`` are refused: no engine filters
+    on them the same way."""
     if filters is None or isinstance(filters, dict):
         return filters or None
     from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
     if isinstance(filters, MetadataFilter):
         op = getattr(filters.operator, "value", filters.operator)
+        if op == "contains":
+            return {filters.key: filters.value}
+        if op in ("any", "all"):
+            values: Any = filters.value
+            if not isinstance(values, (list, tuple)) or not values:
+                raise InvalidInput(f"LlamaIndex filter {filters.key!r} {op} {values!r}; give a non-empty list.")
+            if op == "any":
+                return {filters.key: {"$in": list(values)}}
+            return {"$and": [{filters.key: v} for v in values]}
         if op not in _LLAMA_OPS:
-            raise InvalidInput(f"LlamaIndex filter operator {op!r}; chronorank supports {list(_LLAMA_OPS)}.")
+            raise InvalidInput(
+                f"LlamaIndex filter operator {op!r} on {filters.key!r}; chronorank supports {_LLAMA_SUPPORTED} "
+                "(and the conditions and / or / not)."
+            )
         return {filters.key: {_LLAMA_OPS[op]: filters.value}}
     if isinstance(filters, MetadataFilters):
         cond = str(getattr(filters.condition, "value", filters.condition) or "and").lower()
-        if cond not in ("and", "or"):
-            raise InvalidInput(f"LlamaIndex filter condition {cond!r}; chronorank supports 'and' and 'or'.")
+        if cond not in ("and", "or", "not"):
+            raise InvalidInput(f"LlamaIndex filter condition {cond!r}; chronorank supports 'and', 'or' and 'not'.")
         parts = [from_llama_filters(f) for f in filters.filters]
         kept = [p for p in parts if p]
         if not kept:
             return None
+        if cond == "not":  # LlamaIndex: none of the filters holds
+            return {"$not": kept[0] if len(kept) == 1 else {"$or": kept}}
         return kept[0] if len(kept) == 1 else {f"${cond}": kept}
     raise InvalidInput(f"filters={filters!r}; give MetadataFilters or a chronorank filter dict.")
+
+
+def to_llama_filters(filters: Any) -> Any:
+    """``MetadataFilters`` as given, or a flat chronorank dict of equalities / ranges as
+    ``MetadataFilters`` (what ``as_retriever(filters=)`` takes); anything else is refused."""
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+    if isinstance(filters, MetadataFilters):
+        return filters
+    back = {v: k for k, v in _LLAMA_OPS.items()}
+    out: list[Any] = []
+    for key, value in (filters or {}).items() if isinstance(filters, dict) else []:
+        ops = value.items() if isinstance(value, dict) else [("$eq", value)]
+        for op, v in ops:
+            if key.startswith("$") or op not in back:
+                raise InvalidInput(
+                    f"filters={filters!r}: from_index hands filters to LlamaIndex, which takes "
+                    f"{sorted(back)} on plain keys; give MetadataFilters for more."
+                )
+            out.append(MetadataFilter(key=key, value=v, operator=FilterOperator(back[op])))
+    if not out:
+        raise InvalidInput(f"filters={filters!r}; give MetadataFilters or a dict such as {{'project': 'flask'}}.")
+    return MetadataFilters(filters=out)
 
 
 class ChronorankRetriever(BaseRetriever):

@@ -293,6 +293,12 @@ class PgVectorStore:
             self._conn.close()
             self._conn = None
 
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
         """:meth:`search` in a worker thread (psycopg serialises use of the one connection)."""
         import asyncio
@@ -749,8 +755,9 @@ class PgVectorStore:
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
         if filter is not None:
-            meta = filter_sql(filter, "(record -> 'metadata')", params)
-            where.append(f"v.doc IN (SELECT doc FROM {wt} WHERE {meta})")
+            meta = filter_sql(filter, "(w.record -> 'metadata')", params,
+                              time_sql={"start": "v.t_start", "end": "v.t_end"})
+            where.append(f"EXISTS (SELECT 1 FROM {wt} w WHERE w.doc = v.doc AND {meta})")
         if plan.exclude_future:
             op = "<" if plan.half_open else "<="
             where.append(f"(v.t_start IS NULL OR v.t_start {op} {_f(plan.ref)})")

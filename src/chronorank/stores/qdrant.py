@@ -357,6 +357,12 @@ class QdrantStore:
     def close(self) -> None:
         self.client.close()
 
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
         """:meth:`search` in a worker thread."""
         import asyncio
@@ -392,7 +398,8 @@ class QdrantStore:
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
 
-        user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.")
+        user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.",
+                                    time_keys={"start": self._lay.start_key, "end": self._lay.end_key})
         cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
         lanes = lanes or cfg.lanes
         plan = plan_query(intent, now_s, cfg)
