@@ -250,7 +250,8 @@ class TemporalIndex:
                     records=base.records + records,
                     vectors=_concat_vectors(base.vectors, new_vecs, len(base), dim),
                     times=np.concatenate([base.times, times], axis=1),
-                    term_ids=np.concatenate([base.term_ids, t_ids]),
+                    # a first batch keeps its ids as they are (a 100 MiB text's ~70 MB, not twice)
+                    term_ids=np.concatenate([base.term_ids, t_ids]) if len(base.term_ids) else t_ids,
                     term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
                     n_terms=n_terms,
                     groups=None,

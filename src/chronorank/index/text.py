@@ -18,6 +18,7 @@ Rules (the same for documents and queries):
 
 from __future__ import annotations
 
+import array
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -158,11 +159,13 @@ def encode_documents(
     """:func:`_encode_documents`, with every text longer than ``LONG_TEXT_CHARS`` scanned
     part after part, cut at white space (no token crosses a space and the token pattern
     looks at no context, so the terms are the same): the scan's arrays (~20 bytes a
-    character) then stay those of one part, whatever a document's size."""
+    character) then stay those of one part, whatever a document's size. The ids gather in
+    one ``array.array``, which grows in place (``realloc``), so they are never held twice
+    (a list of parts joined at the end would hold them twice at the join)."""
     n = len(texts)
     if all(len(t) <= LONG_TEXT_CHARS for t in texts):
         return _encode_documents(texts, cuts, vocab)
-    ids: list[np.ndarray] = []
+    ids = array.array("i")
     counts: list[np.ndarray] = []
     leads: list[np.ndarray] = []
     i = 0
@@ -172,7 +175,7 @@ def encode_documents(
             while j < n and len(texts[j]) <= LONG_TEXT_CHARS:
                 j += 1
             t_ids, t_ptr, lead = _encode_documents(texts[i:j], cuts[i:j], vocab)
-            ids.append(t_ids)
+            ids.frombytes(t_ids.astype(np.int32, copy=False).tobytes())
             counts.append(np.diff(t_ptr))
             leads.append(lead)
             i = j
@@ -180,7 +183,7 @@ def encode_documents(
         total = 0
         for k, part in enumerate(_parts(texts[i], cuts[i])):  # one part's copy alive at a time
             t_ids, _, lead = _encode_documents([part], [cuts[i] if k == 0 else len(part)], vocab)
-            ids.append(t_ids)
+            ids.frombytes(t_ids.astype(np.int32, copy=False).tobytes())
             total += len(t_ids)
             if k == 0:  # the first part holds the whole lead
                 leads.append(lead)
@@ -188,7 +191,7 @@ def encode_documents(
         i += 1
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.concatenate(counts), out=ptr[1:])
-    return np.concatenate(ids), ptr, np.concatenate(leads)
+    return np.frombuffer(ids, dtype=np.int32), ptr, np.concatenate(leads)
 
 
 #: Texts longer than this (characters) are scanned in parts of about this size.
