@@ -327,6 +327,7 @@ class TemporalIndex:
             vector = qvec
         terms = self._query_terms(topical)
         cut = _cut_margin(cfg, terms)
+        short = _shape_factor(cfg.short_query_terms, terms) == 1.0  # the near tier's questions
         cfg = _shaped(cfg, terms)
 
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
@@ -340,7 +341,7 @@ class TemporalIndex:
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
                    flatten=flatten, event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if cut is not None else None)
+                   asked=asked_versions(query, intent) if cut is not None else None, calibrated=short)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -376,7 +377,8 @@ class TemporalIndex:
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
-        within = self._subject_rows(snap, subject, words, cfg)
+        # a version anchor only: an event ("the migration to OAuth") is its own subject
+        within = self._subject_rows(snap, subject, words, cfg) if any(c.isdigit() for c in words) else None
         if within is not None and (match[within] > 0).any():
             # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
             # 2.0.0 of any project: the anchor is dated inside the question's subject
@@ -763,6 +765,7 @@ class _Query:
     event_row: int  # the row of the anchor's event page, -1 for none
     anchor_line: str  # how the anchor was dated, for the explanation
     asked: AskedVersions | None = None  # the versions the question names (``conflicts_last``)
+    calibrated: bool = True  # the topic cut's near tier applies (a short question, ``_shaped``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -862,6 +865,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
                     if k in signals],
             outside=-math.inf if sel is None else sel.info.outside,
             tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor else [],
+            calibrated=q.calibrated,
         )
         if cfg.version_floor is not None:
             if q.event_row >= 0:
