@@ -859,8 +859,8 @@ def topic_first(
         return score, np.ones(sim.shape[0], dtype=bool)
     on = (sim >= margin * top) & live
     tier = near_tier(sim, live, margin, judge, outside) if calibrated else None
-    for other, floor in tiers if tier is not None else ():
-        near = near_tier(other, live, floor, judge)
+    for signal, cut in tiers if tier is not None else ():
+        near = near_tier(signal, live, cut, judge)
         if near is not None:
             tier |= near
     if tier is not None:
