@@ -11,6 +11,11 @@ the metrics after ranking):
 - ``news``: ../shared/data/news-dev (400 real news-quiz questions, 5,000 dated articles;
   per kind fresh_only / fresh_vs_stale); the texts stay in ../shared, only their vectors
   are cached (under ~/.cache/chronorank-bench, never in the repository);
+- ``changelogs/user``: ../shared/data/changelogs-user (143 hand-written questions over the
+  same changelog corpus; per kind);
+- ``policies`` / ``policies_validity``: ../shared/data/policies-dev (section versions of real
+  terms and privacy policies; per kind, the ``dev`` and ``train`` splits as separate query
+  sets), without and with validity intervals; the texts stay in ../shared;
 - ``synthetic``: the seeded synthetic suite (``chronorank.eval.synthetic``);
 - gate AUC on gate-dev ``dev``: read from the gate benchmark's JSON when it exists
   (``benchmarks/results/gate_dev.json``), else computed here with the current lexical gate.
@@ -31,6 +36,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -59,6 +65,10 @@ COLUMNS = (
     ("news", "news", "fresh_only"),
     ("news", "news", "fresh_vs_stale"),
     ("synthetic", "synthetic", "all"),
+    ("changelogs", "user", "all"),
+    *(("changelogs", "user", k) for k in ("as_of", "before", "latest", "lookup", "period", "since", "timeless", "version")),
+    *((dom, "dev", k) for dom in ("policies", "policies_validity")
+      for k in ("all", "as_of", "before", "changed", "current", "period")),
 )
 #: Ablations of the default, each one setting for every domain (spec overrides).
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -141,22 +151,32 @@ def load_domains(names: Sequence[str] | None = None, *, quick: int = 0) -> dict[
     ``quick=n`` keeps every n-th query of each set (a subsample for tests and iteration)."""
     from chronorank.eval.datasets import (
         load_benchmark,
+        load_corpus,
         load_queries,
         shared_data_dir,
         tdw_release_benchmark,
     )
     from chronorank.eval.synthetic import synthetic_benchmark
 
-    want = set(names) if names else {"release", "changelogs", "news", "synthetic"}
+    want = set(names) if names else {"release", "changelogs", "news", "synthetic", "policies", "policies_validity"}
     out: dict[str, Domain] = {}
     if "release" in want:
         c, q = tdw_release_benchmark()
         out["release"] = Domain("release", c, {"release": q})
-    shared = shared_data_dir(ROOT)
+    shared = shared_data_dir(ROOT) or shared_data_dir()
     if "changelogs" in want and shared is not None and (shared / "changelogs").is_dir():
         c, q = load_benchmark(shared / "changelogs")
         sets = {"original": q, **{k: load_queries(p) for k, p in QUERY_SETS.items()}}
+        if (shared / "changelogs-user" / "queries.jsonl").is_file():
+            sets["user"] = load_queries(shared / "changelogs-user" / "queries.jsonl")
         out["changelogs"] = Domain("changelogs", c, sets)
+    pol = None if shared is None else shared / "policies-dev"
+    for name, file in (("policies", "corpus.jsonl"), ("policies_validity", "corpus_validity.jsonl")):
+        if name in want and pol is not None and (pol / file).is_file():
+            q = load_queries(pol / "queries.jsonl")
+            # the train split is the only one anything may be fitted on; dev is for checking
+            split = {s: [x for x in q if x.get("split") == s] for s in ("dev", "train")}
+            out[name] = Domain(name, load_corpus(pol / file), split)
     if "news" in want and shared is not None and (shared / "news-dev").is_dir():
         c, q = load_benchmark(shared / "news-dev")
         out["news"] = Domain("news", c, {"news": q})
@@ -207,6 +227,51 @@ def columns(row: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
     for dom, qset, kind in COLUMNS:
         cell = row.get(f"{dom}/{qset}")
         out[f"{dom}/{qset}/{kind}"] = None if cell is None else cell.get(kind)
+    return out
+
+
+_TFIDF_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
+
+
+def tfidf_row(domains: Mapping[str, Domain]) -> dict[str, dict[str, Any]]:
+    """TF-IDF similarity alone (no time, no index): sublinear tf, smoothed idf, l2-normalised
+    rows, cosine over the whole corpus -- the "similarity alone" reference of the issues'
+    acceptance bars (scikit-learn's ``TfidfVectorizer(sublinear_tf=True)`` in numpy, without
+    its English stop list)."""
+    from chronorank.eval.metrics import evaluate, group_means
+
+    out: dict[str, dict[str, Any]] = {}
+    for d in domains.values():
+        vocab: dict[str, int] = {}
+        rows, cols, vals = [], [], []
+        for i, doc in enumerate(d.corpus):
+            toks = _TFIDF_TOKEN.findall(str(doc.get("text", "")).lower())
+            uniq, counts = np.unique(np.array([vocab.setdefault(t, len(vocab)) for t in toks], dtype=np.int64),
+                                     return_counts=True)
+            rows += [i] * uniq.size
+            cols += uniq.tolist()
+            vals += (1.0 + np.log(counts)).tolist()
+        n, v = len(d.corpus), len(vocab)
+        r, c, x = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals)
+        df = np.bincount(c, minlength=v)
+        idf = np.log((1 + n) / (1 + df)) + 1.0
+        x = x * idf[c]
+        norm = np.sqrt(np.bincount(r, weights=x * x, minlength=n))
+        x = x / np.maximum(norm[r], 1e-12)
+        ids = [str(doc["id"]) for doc in d.corpus]
+        for set_name, queries in d.query_sets.items():
+            run = {}
+            for q in queries:
+                qt = [vocab[t] for t in _TFIDF_TOKEN.findall(q["query"].lower()) if t in vocab]
+                qc = np.bincount(np.array(qt, dtype=np.int64), minlength=v).astype(np.float64) if qt else np.zeros(v)
+                qv = np.where(qc > 0, (1.0 + np.log(np.maximum(qc, 1.0))) * idf, 0.0)
+                score = np.bincount(r, weights=x * qv[c], minlength=n)
+                run[q["qid"]] = [ids[j] for j in np.argsort(-score, kind="stable")[:10]]
+            res = evaluate(run, {q["qid"]: q["relevance"] for q in queries}, ["ndcg@10"])
+            kinds = {q["qid"]: q.get("kind") for q in queries}
+            cell = {k: round(m["ndcg@10"], 4) for k, m in group_means(res["per_query"], kinds).items()}
+            cell["all"] = round(res["mean"]["ndcg@10"], 4)
+            out[f"{d.name}/{set_name}"] = cell
     return out
 
 
@@ -261,7 +326,7 @@ def gate_auc() -> dict[str, Any]:
             return {"auc": auc, "source": "benchmarks/results/gate_dev.json"}
     from chronorank.eval.datasets import shared_data_dir
 
-    shared = shared_data_dir(ROOT)
+    shared = shared_data_dir(ROOT) or shared_data_dir()
     path = None if shared is None else shared / "gate-dev" / "queries.jsonl"
     if path is None or not path.is_file():
         return {"auc": None, "source": "gate-dev absent"}
@@ -364,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{label}: " + " ".join(f"{k}={v}" for k, v in columns(r).items()), file=sys.stderr)
             sim = score_row(domains, strength=0.0)
             report["rows"]["similarity only (strength=0)"] = {"ndcg": sim, "columns": columns(sim)}
+            tfidf = tfidf_row(domains)
+            report["rows"]["TF-IDF similarity alone"] = {"ndcg": tfidf, "columns": columns(tfidf)}
             if not args.no_peer:
                 peer = peer_row(domains)
                 if peer:

@@ -800,9 +800,46 @@ def resolve_anchor(
     return replace(intent, target=target), line
 
 
+def near_tier(
+    similarity: np.ndarray, live: np.ndarray, margin: float, judge: np.ndarray | None = None,
+    outside: float = -math.inf,
+) -> np.ndarray | None:
+    """The documents about as good a match as the best one, calibrated per query from the
+    candidates' own similarities: those above the widest gap in the sorted similarities,
+    from the best down to the first one below ``margin`` x the best (the gap to it
+    included). A match clearly worse than the best -- the widest step down, wherever it is --
+    is never about the question as much as the ones above that step.
+
+    Versions of one section are near-duplicates, so the step under them is the widest for a
+    question about that section ("what does the Copilot section say now": its versions, not
+    the fresh sibling sections at 0.7-0.9 of its similarity); every release of one project
+    shares the name a question asks about, so "the latest httpx release" keeps them all.
+    ``judge``: the candidates that may set the best (as in :func:`topic_first`); ``outside``:
+    the best similarity of candidates left out of a pool (the index's exact search), so a
+    pool decides as the whole set. None when no candidate may set the best.
+    """
+    sim = np.asarray(similarity, dtype=np.float64)
+    ref = live if judge is None or not (live & judge).any() else live & judge
+    if not ref.any():
+        return None
+    vals = sim[ref]
+    best = float(vals.max())
+    if best <= 0:
+        return None
+    within = vals >= margin * best
+    above = -np.sort(-vals[within])
+    floor = max(float(np.max(vals, where=~within, initial=-np.inf)), outside)
+    seq = np.append(above, floor if math.isfinite(floor) and floor < margin * best else margin * best)
+    step = int(np.argmax(seq[:-1] - seq[1:]))  # the first of the widest steps
+    if step == 0:
+        return None  # a lone best match is no tier: one stale article above the fresh ones
+    return sim >= float(seq[step])
+
+
 def topic_first(
     score: np.ndarray, similarity: np.ndarray, margin: float, keep: np.ndarray | None = None,
     judge: np.ndarray | None = None, others: Sequence[tuple[np.ndarray, float | None]] = (),
+    outside: float = -math.inf, tiers: Sequence[tuple[np.ndarray, float]] = (), calibrated: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Time reorders documents about the question; it never lifts one that is not.
 
@@ -815,7 +852,17 @@ def topic_first(
     below the lowest on-topic score. ``keep`` marks the candidates that count (not removed);
     ``judge`` the ones whose similarity may set "the best": for an as-of question a page that
     did not exist yet at the asked time must not decide what the topic is (it stays on topic
-    itself, ranked by its zero weight). Returns ``(score, on_topic)``.
+    itself, ranked by its zero weight). The on-topic set is bounded by :func:`near_tier`
+    (``outside``: see there) -- joined by the near tier of each ``tiers`` ``(signal, margin)``
+    pair (the index's lead field: every release of the project a question names shares its
+    title, whatever its body's length) -- so a clearly worse match is off topic whatever its
+    dense signal says, and time orders near-equals only. Measured (benchmarks/cross_domain.py,
+    default MiniLM index; the numbers are in the README's cross-domain table and
+    :mod:`chronorank.index.config`). Only with ``calibrated=True`` (the index, for short
+    questions; the reranker does not ask for it yet). Off (the index:
+    for a long question, whose many ordinary words make the similarities a slope with no
+    telling step -- news-dev fresh_only / fresh_vs_stale 0.799 / 0.705 -> 0.778 / 0.664 with
+    it). Returns ``(score, on_topic)``.
     """
     sim = np.asarray(similarity, dtype=np.float64)
     live = np.ones(sim.shape[0], dtype=bool) if keep is None else keep
@@ -824,6 +871,13 @@ def topic_first(
     if top <= 0:
         return score, np.ones(sim.shape[0], dtype=bool)
     on = (sim >= margin * top) & live
+    tier = near_tier(sim, live, margin, judge, outside) if calibrated else None
+    for signal, cut in tiers if tier is not None else ():
+        near = near_tier(signal, live, cut, judge)
+        if near is not None:
+            tier |= near
+    if tier is not None:
+        on &= tier  # the fused cut only: a page the dense or lead floor keeps stays reachable
     for other, floor in others:
         if floor is None:
             continue

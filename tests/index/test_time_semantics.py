@@ -132,8 +132,8 @@ def test_time_does_not_push_the_pages_other_versions_under_another_subject(index
         hits = indexes[which].search(query, k=len(versions), now=NOW)
         assert hits[0].id == versions[0], (which, hits.ids)
         assert set(hits.ids) == set(versions), (which, hits.ids)
-        old = indexes[which].search(query, k=len(versions), now=NOW, version_floor=None)
-        assert set(old.ids) != set(versions), (which, old.ids)
+        # (without the version rule these failed until issue 29's near tier: a neighbouring
+        # subject is now a clearly worse match by itself, so the ablation is not asserted)
 
 
 def _unit(*v: float) -> np.ndarray:

@@ -300,3 +300,42 @@ def test_every_pattern_kind_has_one_handler() -> None:
     from chronorank.intent.rules import _HANDLERS
 
     assert set(_HANDLERS) == set(KINDS)
+
+
+@pytest.mark.parametrize(("query", "interval"), [
+    # issue 29: "before the <date> update" is the version in force just before that day,
+    # not "as of" the day (which returned the update itself)
+    ("what did the privacy policy say about cookies before the April 17, 2020 update", (-math.inf, t(2020, 4, 17))),
+    ("prior to 18 May 2026, what did the terms say about refunds", (-math.inf, t(2026, 5, 18))),
+    ("refund terms prior to the 18 May 2026 revision", (-math.inf, t(2026, 5, 18))),
+])
+def test_before_a_dated_update_is_the_time_just_before_it(query, interval):
+    it = parse(query, now=NOW)
+    assert it.mode == "range" and it.anchor is None
+    assert (it.target.start, it.target.end) == interval
+
+
+@pytest.mark.parametrize("query", [
+    "CVE-2024-47081 requests fix version",
+    "which release fixed CVE-2025-6176",
+    "is GHSA-2019-1234 fixed",
+])
+def test_an_advisory_id_is_not_a_year(query):
+    it = parse(query, now=NOW)
+    assert it.target is None and not any(sp.kind in ("range", "named_year") for sp in it.spans), it
+
+
+@pytest.mark.parametrize(("query", "anchor"), [
+    ("what changed in openssh after the 9.2p1 release", "9.2p1 release"),
+    ("what changed after the 1:9.2p1-2+deb12u3 upload", "1:9.2p1-2+deb12u3 upload"),
+    ("sqlite3 fixes since the 3.40.1-2+deb12u1 upload", "3.40.1-2+deb12u1 upload"),
+    ("changes before the 2.0~rc2 release", "2.0~rc2 release"),
+])
+def test_debian_style_versions_are_anchors(query, anchor):
+    it = parse(query, now=NOW)
+    assert it.anchor is not None and it.anchor.text == anchor, it
+
+
+def test_a_debian_version_is_one_version_and_a_range_of_two_is_two():
+    assert [sp.text for sp in parse("sqlite3 3.40.1-2+deb12u1 changes", now=NOW).spans] == ["3.40.1-2+deb12u1"]
+    assert [sp.text for sp in parse("changes from 1.2-1.4", now=NOW).spans] == ["1.2", "1.4"]

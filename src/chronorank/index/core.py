@@ -339,7 +339,7 @@ class TemporalIndex:
         anchor_line = ""
         event_row = -1
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line, event_row = self._resolve_anchor(snap, intent, now_s, cfg)
+            intent, anchor_line, event_row = self._resolve_anchor(snap, intent, now_s, cfg, topical)
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
@@ -350,6 +350,7 @@ class TemporalIndex:
             vector = qvec
         terms = self._query_terms(topical)
         cut = _cut_margin(cfg, terms)
+        short = _shape_factor(cfg.short_query_terms, terms) == 1.0  # the near tier's questions
         cfg = _shaped(cfg, terms)
 
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
@@ -363,7 +364,7 @@ class TemporalIndex:
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
                    flatten=flatten, event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if cut is not None else None)
+                   asked=asked_versions(query, intent) if cut is not None else None, calibrated=short)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -384,7 +385,7 @@ class TemporalIndex:
         vocab = self._vocab
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
-        self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig
+        self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig, subject: str = "",
     ) -> tuple[Intent, str, int]:
         """Date "before / after <version or event>" by the documents whose words match it (BM25).
 
@@ -399,6 +400,12 @@ class TemporalIndex:
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
+        # a version anchor only: an event ("the migration to OAuth") is its own subject
+        within = self._subject_rows(snap, subject, words, cfg) if any(c.isdigit() for c in words) else None
+        if within is not None and (match[within] > 0).any():
+            # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
+            # 2.0.0 of any project: the anchor is dated inside the question's subject
+            match = np.where(within, match, 0.0)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
@@ -418,6 +425,23 @@ class TemporalIndex:
             when = out.target.end if intent.anchor.relation == "before" else out.target.start
             event = version_event(snap, intent.anchor.text, intent.lang or "en", start, when)
         return out, line, event
+
+    def _subject_rows(self, snap: _Snapshot, subject: str, words: str, cfg: IndexConfig) -> np.ndarray | None:
+        """The documents on the question's subject (its topical words less the anchor's):
+        keyword match (body and lead, each relative to its best) at least half the best's.
+        None when the subject names no indexed word."""
+        ident = set(words.lower().split())
+        rest = " ".join(w for w in subject.split() if w.lower() not in ident)
+        if not rest.strip() or cfg.keyword_weight <= 0:
+            return None
+        sig = self._signals(snap, rest, None, cfg.replace(dense_weight=0.0, keyword_weight=1.0))
+        total = np.zeros(len(snap), dtype=np.float64)
+        for v in sig.values():
+            top = float(np.max(v)) if v.size else 0.0
+            if top > 0:
+                total += np.asarray(v, dtype=np.float64) / top
+        best = float(total.max()) if total.size else 0.0
+        return None if best <= 0 else total >= 0.5 * best
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
@@ -777,6 +801,7 @@ class _Query:
     event_row: int  # the row of the anchor's event page, -1 for none
     anchor_line: str  # how the anchor was dated, for the explanation
     asked: AskedVersions | None = None  # the versions the question names (``conflicts_last``)
+    calibrated: bool = True  # the topic cut's near tier applies (a short question, ``_shaped``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -874,6 +899,9 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
             score, raw_sim, q.cut, res.keep, ~res.not_yet_valid,
             others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                     if k in signals],
+            outside=-math.inf if sel is None else sel.info.outside,
+            tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor else [],
+            calibrated=q.calibrated,
         )
         if cfg.version_floor is not None:
             if q.event_row >= 0:
@@ -1609,7 +1637,9 @@ def _topic_rule(
         which = asked.text if asked.relation == "same" else f"{asked.relation} {asked.text}"
         kept += (f"; the question asks about version {which}: a page whose first sentence names only "
                  "other versions ranks below the pages of its tier (on topic, or not) that name it or none")
-    return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}; time reorders "
+    return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}, and above the widest "
+            "step down in the fused similarities (or in the lead) from the best match -- a clearly worse "
+            "match is off topic; time reorders "
             f"only within the on-topic set, which always ranks above the rest{kept}")
 
 

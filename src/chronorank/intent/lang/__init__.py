@@ -302,7 +302,9 @@ def _placeholders(lang: dict[str, Any], units_alt: str) -> dict[str, str]:
         "decade": r"(?<!\d)(?:1\d|20)?\d0(?!\d)",
         "nameword": r"[^\W\d_][\w+#]*",
         "edition": _alt(lang.get("edition_words") or []) + r"(?!\w)",
-        "version": r"v\d{1,4}(?:\.\d{1,4})*(?![\w.]*\d)|(?<![\d.])\d{1,4}(?:\.\d{1,4}){1,3}(?![\d.]*\d)",
+        # Debian-style too: an epoch, "p1", "+deb12u3", "~rc2" ("the 1:9.2p1 upload")
+        "version": r"v\d{1,4}(?:\.\d{1,4})*(?![\w.]*\d)"
+                   r"|(?<![\d.])(?:\d{1,2}:)?\d{1,4}(?:\.\d{1,4}){1,3}(?:p\d{1,3})?(?:[~+][\w.~+]*\d)?(?:-\d{1,3}(?:[a-z~+][\w.~+]*)?(?![.\d]))?(?![\d.]*\d)",
         "event": _frag_alt(lang.get("anchor_events") or []) + r"(?!\w)",
         "word": r"[^\W_][\w'’-]*",
     }
