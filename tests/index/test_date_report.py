@@ -68,10 +68,17 @@ def test_add_reports_dates_by_field_and_reads_numbers_so() -> None:
 
 
 def test_a_batch_without_a_readable_date_warns_and_names_the_field() -> None:
-    idx = TemporalIndex(embedder="hashing")
+    docs = [{"id": "a", "text": "x", "published": "2024-01-02"}, {"id": "b", "text": "y", "published": "2025-03-04"}]
+    idx = TemporalIndex(embedder="hashing", infer_dates=False)
     with pytest.warns(DateWarning, match="'published'"):
-        idx.add([{"id": "a", "text": "x", "published": "2024-01-02"},
-                 {"id": "b", "text": "y", "published": "2025-03-04"}])
+        idx.add(docs)
     assert idx.date_report is not None and idx.date_report.likely_field == "published"
+    # by default a date-named field dates its documents (timeparse.textdates), and the report says so
+    idx = TemporalIndex(embedder="hashing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DateWarning)
+        idx.add(docs)
+    assert idx.date_report is not None and idx.date_report.by_source["inferred from the field"] == 2
+    assert idx.date_report.undated == 0 and "inferred from the field: 2" in idx.date_report.describe()
     with pytest.warns(DateWarning, match="give each document a 'date'"):
         TemporalIndex(embedder="hashing").add([{"id": "a", "text": "x"}])

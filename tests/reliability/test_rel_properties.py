@@ -215,7 +215,10 @@ def test_rerank_strength_zero_keeps_similarity_order(rows):
     assume(rows)
     docs = [{"id": i, "score": s, "date": t} for i, (s, t) in enumerate(rows)]
     got = TemporalReranker(strength=0.0, future="clamp").rerank("latest", docs, now=NOW).ranked_ids
-    want = sorted(range(len(rows)), key=lambda i: (-rows[i][0], i))
+    # equal scores by TIE_RULE: the newer document first, undated last, then the smaller id
+    when = parse_times([t for _, t in rows])
+    newer = np.where(np.isnan(when), np.inf, -when)
+    want = sorted(range(len(rows)), key=lambda i: (-rows[i][0], newer[i], i))
     assert got == want
     # the default leaves out what was dated after the (past) reference time, and only that
     kept = TemporalReranker(strength=0.0).rerank("latest", docs, now=NOW).ranked_ids
