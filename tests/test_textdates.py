@@ -291,3 +291,16 @@ def test_the_windows_around_years_find_what_a_full_scan_finds(monkeypatch) -> No
     full = infer_dates(texts)
     assert [windowed.record(i) for i in range(len(texts))] == [full.record(i) for i in range(len(texts))]
     assert sum(not math.isnan(x) for x in windowed.time) == 4
+
+
+def test_a_huge_text_is_read_at_its_head_and_tail_only() -> None:
+    from chronorank.timeparse import textdates
+
+    filler = "release notes fixed the parser 2019 and version 1.2.3\n" * (4 * textdates.READ_CHARS // 50)
+    top = "Effective date: May 25, 2018\n" + filler
+    signed = filler + " -- Jane Roe <jane@example.org>  Thu, 03 Mar 2022 12:00:00 +0100\n"
+    middle = filler + "Last updated: 3 March 2024\n" + filler  # a cue in the middle is beyond the read
+    got = textdates.infer_dates([top, signed, middle])
+    assert got.time[0] == _day("2018-05-25")
+    assert got.time[1] == _day("2022-03-03T11:00:00")  # 12:00 at +0100
+    assert math.isnan(got.time[2])

@@ -23,7 +23,7 @@ from chronorank.eval.datasets import parse_jsonl
 
 FORMAT_DOC = "docs/format.md"
 TEXT_LIMIT = 8 * 1024 * 1024  # characters; a longer text is refused (split the document)
-TEXT_WARN = 1024 * 1024  # characters; a longer text is indexed with a warning (embedding is slow)
+TEXT_WARN = 1024 * 1024  # characters; a longer text is indexed with a warning (only its start is embedded)
 _TIME_FIELDS = ("date", "updated", "valid_from", "valid_to")
 
 
@@ -212,7 +212,8 @@ def check_texts(rows: Sequence[tuple[int, dict[str, Any]]], where: str, command:
     if big:
         lineno, row = rows[top]
         warn(command, f"{big} text(s) over {TEXT_WARN:,} characters (the longest: {where} line {lineno}, "
-                      f"{sizes[top]:,}); embedding them is slow -- split long documents into sections")
+                      f"{sizes[top]:,}); the embedder reads only the start of each text -- split long documents into "
+                      f"sections so every part can be found by meaning")
 
 
 def read_corpus(

@@ -35,6 +35,11 @@ a cue, ``v2019.05.12``), prices, quantities, phone numbers, "2.9 million", "99.9
 (months, weekdays, cue words) are language data in ``timeparse/lang/<code>.json`` (English and
 Russian), every file's words used at once; ``_common.json`` names the metadata fields.
 
+Bounded work: a text longer than ``2 x READ_CHARS`` characters is read at its head and its
+tail only (``READ_CHARS`` each, the tail from its first whole line): where a document states
+its own date (a heading, a cue near the top, a sign-off at the end), so a huge document costs
+what a page does.
+
 Which date when a document states several: the kind with the highest confidence, then the
 latest date of that kind (a page updated twice says so twice). The confidences are ranks, not
 calibrated probabilities: a date-named field 1.0, a sign-off line 0.95 (above a cue word, so
@@ -256,7 +261,7 @@ def infer_dates(
             precs.append(precision)
 
     _from_fields(g, metas, found)
-    strs = [t if isinstance(t, str) else "" for t in texts]
+    strs = [_ends(t) if isinstance(t, str) else "" for t in texts]
     _from_text(g, strs, found)
     _from_signoffs(strs, found)
     _from_urls(g, metas, found)
@@ -275,6 +280,18 @@ def infer_dates(
         for j in last.tolist():
             k_out[docs[j]], s_out[docs[j]], p_out[docs[j]] = kinds[j], snips[j], precs[j]
     return InferredDates(t_out, k_out, c_out, s_out, p_out)
+
+
+#: A longer text is read at its first and last ``READ_CHARS`` characters (module docstring).
+READ_CHARS = 1 << 16
+
+
+def _ends(text: str) -> str:
+    """``text``, or its head and tail (the tail from its first whole line) when it is long."""
+    if len(text) <= 2 * READ_CHARS:
+        return text
+    tail = text[-READ_CHARS:]
+    return text[:READ_CHARS] + "\n" + tail[tail.find("\n") + 1 :] if "\n" in tail else text[:READ_CHARS]
 
 
 def _from_fields(g: _Grammar, metas: Sequence[Mapping[str, Any] | None], found: Any) -> None:
