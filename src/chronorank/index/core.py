@@ -853,19 +853,20 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
     the positions of the best k among them and the pool (None: every row)."""
     cfg, tplan = q.cfg, q.plan
     sel = None if cols.rows is not None else _exact_pool(
-        snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf)
+        snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
+        calibrated=q.calibrated)
     while True:
         scored = _score_rows(snap, cols if sel is None else cols.pooled(snap, sel.rows), q, sel)
         top = _cut_top(scored, q.k)
         if sel is None or _pool_holds(sel, scored.res, scored.on_topic, scored.versions, scored.raw_sim,
-                                      scored.signals, cfg):
+                                      scored.signals, cfg, q.cut if q.calibrated else None):
             return scored, top, sel
         # once, a pool wide enough for the anchors it could not prove; then the whole corpus
         lower = None if sel.widened else _anchor_cut(
             sel, scored.res, scored.on_topic, scored.sim, cfg, tplan.config.relative_recency, q.flatten)
         sel = None if lower is None else _exact_pool(
             snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
-            lower)
+            lower, calibrated=q.calibrated)
 
 
 def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
@@ -899,7 +900,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
             score, raw_sim, q.cut, res.keep, ~res.not_yet_valid,
             others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                     if k in signals],
-            outside=-math.inf if sel is None else sel.info.outside,
+            outside=-math.inf if sel is None else sel.sim_cut,  # raw, as raw_sim (not flattened)
             tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor else [],
             calibrated=q.calibrated,
         )
@@ -1822,7 +1823,7 @@ def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool
 def _exact_pool(
     snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
     intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
-    lower: float | None = None,
+    lower: float | None = None, calibrated: bool = False,
 ) -> _Pooled | None:
     """The documents whose temporal scores an exact search needs, or None to score them all.
 
@@ -1853,6 +1854,8 @@ def _exact_pool(
         v = min(v, (cfg.topical_margin or 0.5) * top)  # _title_chains reads those documents
     if lower is not None:
         v = min(v, lower)
+    if calibrated:  # the near tier's steps end at the best match under the cut: the pool holds it
+        v = min(v, float(np.max(sim, where=sim < cut * top, initial=-np.inf)))
     if not v > 0:
         return None
     mask = sim >= v
@@ -1869,6 +1872,9 @@ def _exact_pool(
             c = np.nextafter(c, dt.type(-np.inf))
         if not c > 0:
             c = np.nextafter(dt.type(0), dt.type(1))  # every document with a positive signal
+        if calibrated and name == "lead":  # the lead's near tier, as the fused one's above
+            best = float(x.max())
+            c = min(c, dt.type(np.max(x, where=x < floor * best, initial=np.nextafter(dt.type(0), dt.type(1)))))
         np.logical_or(mask, np.greater_equal(x, c, out=tmp), out=mask)
         cuts[name] = float(c)
     newest: dict[float, float] = {}
@@ -1898,13 +1904,15 @@ def _exact_pool(
 
 def _pool_holds(
     sel: _Pooled, res: Any, on_topic: np.ndarray | None, versions: np.ndarray | None, raw_sim: np.ndarray,
-    signals: Mapping[str, np.ndarray], cfg: IndexConfig,
+    signals: Mapping[str, np.ndarray], cfg: IndexConfig, tier_margin: float | None = None,
 ) -> bool:
     """Whether the pool's ranking is the corpus's (``_exact_pool``): the best fused similarity,
     cosine and lead among the judging documents are in the pool; no document outside it can be
     on topic; it holds ``need`` kept on-topic documents (the best k, and the ``VERSION_POOL``
     that ``_versions_first`` looks at); the versions rule moved nothing; every kept on-topic
-    document has the corpus's anchor."""
+    document has the corpus's anchor. ``tier_margin``: the topic cut when the calibrated near
+    tier applies (``temporal.near_tier``): its steps run from the best match down to the best
+    one under the margin, so that one must be in the pool too (fused similarity and lead)."""
     if on_topic is None or versions is not None:
         return False
     live = res.keep
@@ -1923,6 +1931,17 @@ def _pool_holds(
                 return False
         elif c > float(np.nextafter(x.dtype.type(0), x.dtype.type(1))):
             return False  # a document outside could have the best positive value
+    if tier_margin is not None:
+        tiers = [(raw_sim, tier_margin, sel.sim_cut)]
+        if "lead" in signals and cfg.topic_lead_floor and "lead" in sel.cuts:
+            tiers.append((signals["lead"], cfg.topic_lead_floor, sel.cuts["lead"]))
+        for x, margin, cut in tiers:
+            best = float(np.max(x, where=ref, initial=-np.inf))
+            under = ref & (np.asarray(x, dtype=np.float64) < margin * best)
+            floor = np.max(x, where=under, initial=-np.inf)
+            # every document outside is below ``cut``: none may be above that floor
+            if not cut <= float(np.nextafter(floor, np.inf)):
+                return False
     on = on_topic & live
     if int(np.count_nonzero(on)) < sel.need:
         return False
