@@ -62,9 +62,8 @@ def run(args: Any) -> int:
         else:
             idx = TemporalIndex(
                 embedder=args.embedder, config=args.config, group_key=args.group_key, bad_dates=args.bad_dates,
-                infer_dates=args.infer_dates,
             )
-        if not args.infer_dates:
+        if not args.infer_dates:  # a new index or a loaded one (which keeps its saved setting otherwise)
             idx.infer_dates = False
         stats: dict[str, int] = {}
         docs = read_corpus(args.corpus, "index", bad_dates=args.bad_dates, dayfirst=args.dayfirst,
