@@ -430,6 +430,71 @@ def test_haystack_pipeline_loads_without_a_reachable_database() -> None:
         loaded.warm_up()
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
+@pytest.mark.parametrize("kind", ["index", "qdrant", "pgvector"])
+def test_haystack_dumps_loads_of_every_component_with_no_database(kind: str, tmp_path: Path) -> None:
+    """Every chronorank component in one pipeline, its engine unreachable (a closed port, a
+    missing index): dumps, loads and dumps again without opening anything; the engine's error
+    comes at warm_up, clear and without the password."""
+    from haystack import Pipeline
+
+    from chronorank.errors import ChronorankError
+    from chronorank.integrations.haystack import ChronorankRetriever, TemporalRanker
+
+    if kind == "qdrant":
+        pytest.importorskip("qdrant_client")
+    if kind == "pgvector":
+        pytest.importorskip("psycopg")
+    port = _free_port()
+    cfg = {
+        "index": {"kind": "index", "path": str(tmp_path / "missing.idx"), "embedder": "hashing"},
+        "qdrant": {"kind": "qdrant", "collection": "docs", "url": f"http://reader:pw-9f2c@127.0.0.1:{port}",
+                   "timeout": 2, "embedder": "hashing"},
+        "pgvector": {"kind": "pgvector", "table": "docs", "embedder": "hashing",
+                     "dsn": f"postgresql://reader:pw-9f2c@127.0.0.1:{port}/none?connect_timeout=2"},
+    }[kind]
+    pipe = Pipeline()
+    pipe.add_component("retriever", ChronorankRetriever(engine_config=cfg, top_k=5, now=NOW,
+                                                        filters={"field": "meta.project", "operator": "==", "value": "click"}))
+    pipe.add_component("ranker", TemporalRanker(top_k=3, filters={"major": {"$gte": 1}}))
+    pipe.connect("retriever.documents", "ranker.documents")
+    text = pipe.dumps()
+    loaded = Pipeline.loads(text)
+    assert loaded.dumps() == text
+    retriever, ranker = loaded.get_component("retriever"), loaded.get_component("ranker")
+    assert retriever.engine is None and retriever.engine_config == cfg
+    assert ranker.to_dict() == pipe.get_component("ranker").to_dict()
+    with pytest.raises(ChronorankError) as err:  # InvalidInput for the missing index is one too
+        loaded.warm_up()
+    assert ("missing.idx" if kind == "index" else "127.0.0.1") in str(err.value) or "unreachable" in str(err.value)
+    assert "pw-9f2c" not in str(err.value)
+
+
+def test_haystack_dumps_a_retriever_over_any_live_engine(engine: Any) -> None:
+    """A retriever built around a live engine (index, Qdrant, PostgreSQL) serialises; the loaded
+    one names what to give it."""
+    from haystack import Pipeline
+
+    from chronorank.integrations.haystack import ChronorankRetriever
+
+    pipe = Pipeline()
+    pipe.add_component("retriever", ChronorankRetriever(engine=engine, top_k=3, now=NOW))
+    text = pipe.dumps()
+    assert type(engine).__name__ in text
+    loaded = Pipeline.loads(text)
+    assert loaded.dumps() == text
+    with pytest.raises(InvalidInput, match=rf"live {type(engine).__name__}.*engine_config"):
+        loaded.run({"retriever": {"query": QUERIES[0]}})
+
+
 def test_langchain_serialisation_is_refused_with_a_reason() -> None:
     from langchain_core.load import dumps
 

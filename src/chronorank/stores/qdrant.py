@@ -150,6 +150,7 @@ class QdrantStore:
                 client = qc.QdrantClient(location=location or ":memory:")
         self.client = client
         self.collection = collection
+        self._secrets = _url_secrets(url, api_key)  # masked in every message (see _call)
 
         self.embedder = get_embedder(embedder)
         self.config = StoreConfig.coerce(config, lanes, missing_weight, fallback)
@@ -175,12 +176,12 @@ class QdrantStore:
     # ------------------------------------------------------------------ schema
 
     def _exists(self) -> bool:
-        return bool(self.client.collection_exists(self.collection))
+        return bool(self._call(self.client.collection_exists, self.collection))
 
     def _load_meta(self) -> None:
         if not self._exists():
             return
-        info = self.client.get_collection(self.collection)
+        info = self._call(self.client.get_collection, self.collection)
         meta = dict(getattr(info.config, "metadata", None) or {})
         version = meta.get("chronorank_schema")
         if version is None:
@@ -224,7 +225,7 @@ class QdrantStore:
             have = [k or "(unnamed)" for k in named]
             raise InvalidInput(f"collection {self.collection!r} has no vector {name or '(unnamed)'!r} (it has {have}); fix columns['embedding'].")
         self.dim = int(named[name].size)
-        pts = self.client.scroll(self.collection, limit=1, with_payload=True)[0]
+        pts = self._call(self.client.scroll, self.collection, limit=1, with_payload=True)[0]
         if pts and "date" in c:
             v = _get(pts[0].payload or {}, c["date"])
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
@@ -685,15 +686,48 @@ class QdrantStore:
             raise
         except Exception as exc:  # transport errors differ by client mode (httpx, grpc, local)
             name = type(exc).__name__
+            text = self._scrub(exc)
             if name in ("ResponseHandlingException", "ConnectError", "ConnectTimeout", "RpcError", "_InactiveRpcError"):
-                raise ChronorankError(
-                    f"Qdrant at collection {self.collection!r} is unreachable ({name}: {exc}); check that "
+                err = ChronorankError(
+                    f"Qdrant at collection {self.collection!r} is unreachable ({name}: {text}); check that "
                     "the server is up (deploy/README.md) and retry -- the client reconnects on the next call."
-                ) from exc
-            raise
+                )
+            elif text != str(exc):  # the client's own message quotes a secret: re-raised masked
+                err = ChronorankError(f"Qdrant call on collection {self.collection!r} failed ({name}: {text}).")
+            else:
+                raise
+            # from None when the cause quotes a secret (a traceback would print it)
+            raise err from (None if text != str(exc) else exc)
+
+    def _scrub(self, text: Any) -> str:
+        out = str(text)
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            out = out.replace(secret, "***")
+        return out
 
     def __repr__(self) -> str:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
+
+
+def _url_secrets(url: str | None, api_key: str | None) -> set[str]:
+    """The secrets a server URL and API key hold (as written and URL-decoded): the password of
+    ``http://user:PW@host``, ``?api_key=`` / ``?password=`` parameters and the key itself."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    found: set[str] = set()
+    if api_key:
+        found.add(str(api_key))
+    if url:
+        parts = urlsplit(str(url))
+        netloc = parts.netloc.rpartition("@")[0]  # the user info, to the last '@'
+        if ":" in netloc:
+            pw = netloc.split(":", 1)[1]
+            found |= {pw, unquote(pw)}
+        for key, value in parse_qsl(parts.query, keep_blank_values=True):
+            if "key" in key.lower() or "password" in key.lower() or "token" in key.lower():
+                found |= {value, unquote(value)}
+    # a very short secret would blank out ordinary words
+    return {v for v in found if len(v) >= 4}
 
 
 def _is_local(client: Any) -> bool:
