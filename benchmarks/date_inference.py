@@ -334,6 +334,8 @@ def main() -> int:
     if args.only and Path(args.out).is_file():
         old = json.loads(Path(args.out).read_text(encoding="utf-8"))
         result = {**old, **result, "rerun": sorted(parts | set(old.get("rerun", ())))}
+        if "news" not in parts:  # the kept news part says what it was measured with
+            result["news_embedder"] = old.get("news_embedder", news_embedder)
     entries = debian_entries()
     print(f"debian: {len(entries)} entries", flush=True)
     if "debian" in parts:
