@@ -125,6 +125,7 @@ def test_a_lowercase_cue_inside_a_sentence_needs_the_document_as_its_subject(tex
     ("Today, December 3, 2019, we open the new branch.", "2019-12-03", "Today, December 3, 2019"),
     ("Сегодня, 3 марта 2024 года, совет принял бюджет.", "2024-03-03", "Сегодня, 3 марта 2024 года"),
     ("Совет собрался в среду, 6 марта 2024 года, и принял бюджет.", "2024-03-06", "среду, 6 марта 2024 года"),
+    ("Will Smith arrived on Sunday, September 25, 2022.", "2022-09-25", "Sunday, September 25, 2022"),  # a name
 ])
 def test_a_date_stated_as_today_or_with_its_weekday(text: str, date: str, snippet: str) -> None:
     got = infer_date(text)
@@ -140,6 +141,8 @@ def test_a_date_stated_as_today_or_with_its_weekday(text: str, date: str, snippe
     "They wed May 3, 2023 and sun, Sept. 25, 2022 was warm.",  # short names are words too
     "The riots began 50 years ago today, on July 23, 1967.",  # "today" not right before the date
     "Watch the Today show from April 23, 1976 tonight.",
+    "The awards are scheduled for Sunday, Feb. 4, 2024, and will air live.",  # a later event
+    "Заседание состоится в среду, 6 марта 2024 года.",
 ])
 def test_a_weekday_that_does_not_fit_or_a_remote_today_dates_nothing(text: str) -> None:
     assert infer_date(text) is None

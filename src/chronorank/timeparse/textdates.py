@@ -36,8 +36,9 @@ its own date.
   now ("today is Wednesday, November 29th, 2023", "this morning, ...", "Сегодня, 3 марта
   2024 года") or names with its weekday ("on Sunday, September 25, 2022", "в среду, 6 марта
   2024 года"), the weekday checked against the calendar (a wrong one dates nothing; full
-  weekday names only: "sun", "wed" are words too). Writers give a date its weekday, or call it
-  today, when it is near the time of writing. Any stronger evidence wins over it.
+  weekday names only: "sun", "wed" are words too), not in a sentence about a later event
+  ("will", "scheduled", "состоится"). Writers give a date its weekday, or call it today, when
+  it is near the time of writing. Any stronger evidence wins over it.
 
 Never: any other date mentioned in running text (in news articles, the full dates in running
 text are other events' three times out of four, and only a quarter of the articles that state
@@ -45,8 +46,9 @@ a full date state one within 7 days of their own: ``benchmarks/date_inference.py
 year in the text (``© 2023``, "in 2019"), nor a number that is not date-shaped: versions
 (``2.10.2020`` without a cue, ``v2019.05.12``), prices, quantities, phone numbers, "2.9
 million", "99.9%". The words (months, weekdays with their ISO numbers, cue words, "now"
-words, self-references) are language data in ``timeparse/lang/<code>.json`` (English and
-Russian), every file's words used at once; ``_common.json`` names the metadata fields.
+words, future words, self-references) are language data in ``timeparse/lang/<code>.json``
+(English and Russian), every file's words used at once; ``_common.json`` names the metadata
+fields.
 
 Bounded work: a text longer than ``2 x READ_CHARS`` characters is read at its head and its
 tail only (``READ_CHARS`` each, the tail from its first whole line): where a document states
@@ -131,6 +133,7 @@ class _Grammar:
     self_ref: re.Pattern[str]  # "this story", "настоящий" ...: a sentence about the document itself
     stated_tail: re.Pattern[str]  # a "now" word and/or a weekday right before a full date
     weekdays: dict[str, int]  # name -> ISO weekday (1 = Monday)
+    future: re.Pattern[str]  # "will", "scheduled", "состоится": a sentence about a later event
     urls: tuple[tuple[str, re.Pattern[str]], ...]
     date_fields: tuple[str, ...]
     url_fields: tuple[str, ...]
@@ -146,6 +149,7 @@ def _load() -> _Grammar:
     weekdays: dict[str, int] = {}
     self_refs: list[str] = []
     now_words: list[str] = []
+    future_words: list[str] = []
     articles: list[str] = []
     suffixes: list[str] = []
     day_of: list[str] = []
@@ -160,6 +164,7 @@ def _load() -> _Grammar:
             noun = rf"(?:{_SP}[^\W\d]+){{0,2}}{_SP}{_alt(nouns)}s?" if nouns else ""
             self_refs.append(_alt(lang["self_refs"]) + noun)
         now_words += lang.get("now_words", [])
+        future_words += lang.get("future_words", [])
         if lang.get("day_article"):
             articles.append(lang["day_article"])
         for key, into in (("day_suffix", suffixes), ("day_of", day_of), ("year_suffix", year_suffix)):
@@ -193,6 +198,8 @@ def _load() -> _Grammar:
     article = f"(?:(?:{'|'.join(articles)}){_SP})?" if articles else ""
     named = rf"(?P<wd>{_alt([w for w in weekdays if len(w) > 3])}),?{_SP}{article}"
     stated_tail = re.compile(rf"(?<!\w)(?:{now})?(?:{named})?$", flags)
+    # lowercase only: "Will Smith" is no future tense
+    future = re.compile(rf"(?<!\w){_alt(future_words)}(?!\w)" if future_words else "(?!)")
     self_ref = re.compile(rf"(?<!\w)(?:{'|'.join(self_refs)})(?!\w)" if self_refs else "(?!)", flags)
     urls = (
         ("url_day", re.compile(rf"(?<!\d)(?P<year>{_YEAR})(?P<sep>[/_\-])(?P<mon>[01]\d)(?P=sep)(?P<day>[0-3]\d)(?!\d)")),
@@ -203,7 +210,7 @@ def _load() -> _Grammar:
         ("url_year", re.compile(rf"/(?P<year>{_YEAR})/(?!\d)")),  # not a malformed finer date
     )
     return _Grammar(months, (mdy, dmy, iso), cued, cue_tail, frozenset(" ".join(c.lower().split()) for c in head_cues),
-                    self_ref, stated_tail, {" ".join(w.split()): n for w, n in weekdays.items()}, urls, tuple(common.get("date_fields", ())), tuple(common.get("url_fields", ())))
+                    self_ref, stated_tail, {" ".join(w.split()): n for w, n in weekdays.items()}, future, urls, tuple(common.get("date_fields", ())), tuple(common.get("url_fields", ())))
 
 
 _grammar: _Grammar | None = None
@@ -383,7 +390,8 @@ def _from_text(g: _Grammar, strs: Sequence[str], found: Any) -> None:
                 found(i, t, "heading", s[a:b], "day")
             else:
                 st = g.stated_tail.search(s, max(0, a - _CONTEXT), a)
-                if st is not None and (st.group("now") or st.group("wd")) and _weekday_fits(g, st.group("wd"), t):
+                if (st is not None and (st.group("now") or st.group("wd")) and _weekday_fits(g, st.group("wd"), t)
+                        and not _future(g, s, st.start(), b)):
                     found(i, t, "stated", s[st.start():b], "day")
     for m in _finditer(g.cued, big, windows):
         i = int(np.searchsorted(starts, m.start(), side="right")) - 1
@@ -465,6 +473,18 @@ def _cue_counts(g: _Grammar, s: str, at: int, cue: str) -> bool:
     if len(s[start:at].split()) <= 1:  # it opens its sentence: "Originally published", "_Last updated"
         return True
     return g.self_ref.search(s, start, at) is not None
+
+
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _future(g: _Grammar, s: str, a: int, b: int) -> bool:
+    """Whether the sentence around ``s[a:b]`` speaks of a later event ("The awards are
+    scheduled for Sunday, Feb. 4, 2024", "... will be crowned on Saturday, May 6, 2023")."""
+    lo = max(0, a - 4 * _CONTEXT)
+    ends = [m.end() for m in _SENTENCE_END.finditer(s, lo, a)]
+    stop = _SENTENCE_STOP.search(s, b, b + 4 * _CONTEXT)
+    return g.future.search(s, ends[-1] if ends else lo, stop.start() if stop else min(len(s), b + 4 * _CONTEXT)) is not None
 
 
 def _weekday_fits(g: _Grammar, name: str | None, t: float) -> bool:
