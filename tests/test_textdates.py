@@ -89,6 +89,7 @@ MISLEADING = [
 def test_misleading_numbers_never_become_a_date(text: str) -> None:
     assert infer_date(text) is None
     assert infer_date("Last updated: " + text) is None  # not even after a cue word
+    assert infer_date("Today is Friday, " + text) is None  # nor after "today" and a weekday
 
 
 def test_a_date_in_running_text_is_not_the_documents_date() -> None:
@@ -96,6 +97,64 @@ def test_a_date_in_running_text_is_not_the_documents_date() -> None:
     assert infer_date("On July 17, 1996, a Boeing 747 exploded over the sea.") is None
     assert infer_date("The committee investigating the January 6, 2021, attack met today.") is None
     assert infer_date("x\n" * 150 + "May 17, 2019\n\nEvent listing") is None  # a dated line far from the top
+
+
+@pytest.mark.parametrize(("text", "snippet"), [
+    ("The same chart was posted April 2, 2020, to the agency's account.", ""),  # another post
+    ("Parts were copied from an article published April 16, 2005, in a local paper.", ""),
+    ("Model this as a change to the standard offset effective 2025-03-20.", ""),  # "this" is no self-reference
+    ("Editor's note: This story was originally published on Nov. 23, 2010.", "published on Nov. 23, 2010"),
+    ("Originally posted Oct. 29, 2015\n\nThe county board met.", "posted Oct. 29, 2015"),
+    ("Help center. We may change it; this privacy notice was last updated on May 3, 2024.",
+     "last updated on May 3, 2024"),
+    ("Статья в местной газете была опубликована 3 марта 2024 г.", ""),
+    ("Правила. Настоящая политика вступает в силу 1 марта 2024 г.", "вступает в силу 1 марта 2024 г."),
+])
+def test_a_lowercase_cue_inside_a_sentence_needs_the_document_as_its_subject(text: str, snippet: str) -> None:
+    got = infer_date(text)
+    assert (got["snippet"] if got else "") == snippet
+    assert got is None or got["kind"] == "cue"
+
+
+@pytest.mark.parametrize(("text", "date", "snippet"), [
+    ("Good morning, today is Wednesday, November 29th, 2023. Here is the news.", "2023-11-29",
+     "today is Wednesday, November 29th, 2023"),
+    ("The council voted on Tuesday, the 30th of May 2023, to close the bridge.", "2023-05-30",
+     "Tuesday, the 30th of May 2023"),
+    ("Crowds gather in the square, Sunday, Sept. 25, 2022. (Photo: staff)", "2022-09-25", "Sunday, Sept. 25, 2022"),
+    ("Today, December 3, 2019, we open the new branch.", "2019-12-03", "Today, December 3, 2019"),
+    ("Сегодня, 3 марта 2024 года, совет принял бюджет.", "2024-03-03", "Сегодня, 3 марта 2024 года"),
+    ("Совет собрался в среду, 6 марта 2024 года, и принял бюджет.", "2024-03-06", "среду, 6 марта 2024 года"),
+    ("Will Smith arrived on Sunday, September 25, 2022.", "2022-09-25", "Sunday, September 25, 2022"),  # a name
+])
+def test_a_date_stated_as_today_or_with_its_weekday(text: str, date: str, snippet: str) -> None:
+    got = infer_date(text)
+    assert got is not None
+    assert (got["date"], got["snippet"], got["kind"], got["source"]) == (date, snippet, "stated", "text")
+    assert got["confidence"] == CONFIDENCE["stated"] < CONFIDENCE["heading"]
+    assert date_note(got) == f"dated {date} from {snippet!r} in the running text (low confidence)"
+
+
+@pytest.mark.parametrize("text", [
+    "The council voted on Monday, the 30th of May 2023, to close the bridge.",  # 30 May 2023 was a Tuesday
+    "Совет собрался в пятницу, 6 марта 2024 года.",  # a Wednesday
+    "They wed May 3, 2023 and sun, Sept. 25, 2022 was warm.",  # short names are words too
+    "The riots began 50 years ago today, on July 23, 1967.",  # "today" not right before the date
+    "Watch the Today show from April 23, 1976 tonight.",
+    "The awards are scheduled for Sunday, Feb. 4, 2024, and will air live.",  # a later event
+    "Заседание состоится в среду, 6 марта 2024 года.",
+])
+def test_a_weekday_that_does_not_fit_or_a_remote_today_dates_nothing(text: str) -> None:
+    assert infer_date(text) is None
+
+
+def test_a_stated_date_yields_to_any_stronger_evidence() -> None:
+    text = "Updated: March 5, 2021.\n\nThe board met on Tuesday, March 9, 2021, and again today, March 12, 2021."
+    got = infer_date(text)
+    assert got is not None and (got["date"], got["kind"]) == ("2021-03-05", "cue")
+    # among stated dates, the latest
+    got = infer_date("The board met on Tuesday, March 9, 2021, and again today, March 12, 2021.")
+    assert got is not None and (got["date"], got["kind"]) == ("2021-03-12", "stated")
 
 
 @pytest.mark.parametrize(("text", "date"), [

@@ -197,6 +197,10 @@ CASES: tuple[Case, ...] = (
          {"c.jsonl": _text("99.9% uptime since 2019; 12.5 MB per 24 hours, 2019.99 ms")}, code=0),
     Case("undated Russian text with numbers (no date inferred)", IDX,
          {"c.jsonl": _text("Цена 2 990 руб., версия 12.03.2024, тел. 8 (495) 2023-05-12, 2,9 млн")}, code=0),
+    Case("undated text naming a date with the wrong weekday (no date inferred)", IDX,
+         {"c.jsonl": _text("The council met on Monday, the 30th of May 2023, at noon.")}, code=0),
+    Case("undated text mentioning another thing's date (no date inferred)", IDX,
+         {"c.jsonl": _text("The same chart was posted April 2, 2020, to the agency's account.")}, code=0),
     Case("undated text stating its date (inferred)", IDX,
          {"c.jsonl": _text("Refund policy. Effective date: May 25, 2018.")}, code=0),
 )

@@ -15,7 +15,12 @@ its own date.
   a numeric date (``25.05.2018`` day-first, ``05/25/2018`` month-first unless the first part
   is over 12) or a month and year (``May 2018``: the month). "Head" cue words (``dated``,
   ``date``, ``issued``, ``от``) count only in the first 200 characters: further down they
-  name another document ("the letter dated ...", "письмо от ...").
+  name another document ("the letter dated ...", "письмо от ..."). Another cue word counts
+  as a label (capitalised: "Last updated:", "Effective"), opening its line or sentence
+  (after one word at most: "Originally published"), or in a sentence about the document
+  itself ("This story was originally published on", "Настоящая политика вступает в силу");
+  a lowercase cue inside another sentence is another thing's date ("a photo posted April 2,
+  2020, to ...", "an article published April 16, 2005, in ...").
 * A dated heading or dateline in the first 200 characters: a full date on a line of its own
   (``## 2021-04-05``, ``Tuesday, May 5, 2026``) or after a short place or name
   (``WASHINGTON, Jan. 6, 2021 --``, ``Jerry Mitchell | December 30, 2016``).
@@ -27,13 +32,23 @@ its own date.
 * The address or file path (``url``, ``source``, ``path``, ``file_path`` ... of the metadata):
   ``/2023/05/12/``, ``2023-05-12``, ``2023-05``, ``2023-q2`` (the quarter), or a year as a whole
   directory segment (``/2023/``, the year).
+* A date stated in running text, with low confidence ("stated"): a full date the text calls
+  now ("today is Wednesday, November 29th, 2023", "this morning, ...", "Сегодня, 3 марта
+  2024 года") or names with its weekday ("on Sunday, September 25, 2022", "в среду, 6 марта
+  2024 года"), the weekday checked against the calendar (a wrong one dates nothing; full
+  weekday names only: "sun", "wed" are words too), not in a sentence about a later event
+  ("will", "scheduled", "состоится"). Writers give a date its weekday, or call it today, when
+  it is near the time of writing. Any stronger evidence wins over it.
 
-Never: a date mentioned in running text (measured on news articles, such a date is another
-event's three times out of four: ``benchmarks/date_inference.py``), a bare year in the text
-(``© 2023``, "in 2019"), nor a number that is not date-shaped: versions (``2.10.2020`` without
-a cue, ``v2019.05.12``), prices, quantities, phone numbers, "2.9 million", "99.9%". The words
-(months, weekdays, cue words) are language data in ``timeparse/lang/<code>.json`` (English and
-Russian), every file's words used at once; ``_common.json`` names the metadata fields.
+Never: any other date mentioned in running text (in news articles, the full dates in running
+text are other events' three times out of four, and only a quarter of the articles that state
+a full date state one within 7 days of their own: ``benchmarks/date_inference.py``), a bare
+year in the text (``© 2023``, "in 2019"), nor a number that is not date-shaped: versions
+(``2.10.2020`` without a cue, ``v2019.05.12``), prices, quantities, phone numbers, "2.9
+million", "99.9%". The words (months, weekdays with their ISO numbers, cue words, "now"
+words, future words, self-references) are language data in ``timeparse/lang/<code>.json``
+(English and Russian), every file's words used at once; ``_common.json`` names the metadata
+fields.
 
 Bounded work: a text longer than ``2 x READ_CHARS`` characters is read at its head and its
 tail only (``READ_CHARS`` each, the tail from its first whole line): where a document states
@@ -43,8 +58,11 @@ what a page does.
 Which date when a document states several: the kind with the highest confidence, then the
 latest date of that kind (a page updated twice says so twice). The confidences are ranks, not
 calibrated probabilities: a date-named field 1.0, a sign-off line 0.95 (above a cue word, so
-that a ``Date:`` header's exact time beats the day its head cue "date" reads), a cue word 0.9, a full date in the address
-0.8, a dated heading 0.7, a month or quarter in the address 0.6, a year segment 0.3.
+that a ``Date:`` header's exact time beats the day its head cue "date" reads), a cue word 0.9,
+a full date in the address 0.8, a dated heading 0.7, a month or quarter in the address 0.6, a
+date stated in running text 0.4, a year segment 0.3. The ranking takes an inferred date as it
+takes a given one; the explanation names a "stated" date's source and says it is of low
+confidence (:func:`date_note`).
 """
 
 from __future__ import annotations
@@ -70,7 +88,8 @@ __all__ = ["CONFIDENCE", "INFERRED_KEY", "InferredDates", "date_note", "infer_da
 INFERRED_KEY = "date_inferred"
 
 #: Confidence of each kind of evidence (ranks: the highest kind found dates the document).
-CONFIDENCE = {"field": 1.0, "signoff": 0.95, "cue": 0.9, "url_day": 0.8, "heading": 0.7, "url_month": 0.6, "url_year": 0.3}
+CONFIDENCE = {"field": 1.0, "signoff": 0.95, "cue": 0.9, "url_day": 0.8, "heading": 0.7, "url_month": 0.6,
+              "stated": 0.4, "url_year": 0.3}
 HEAD_CHARS = 200  # a full date starting this close to the top is a dateline
 _CONTEXT = 60  # characters before a date searched for a cue word
 _SNIPPET = 80
@@ -111,6 +130,10 @@ class _Grammar:
     cued: re.Pattern[str]  # a cue word and a weak date (numeric, month + year)
     cue_tail: re.Pattern[str]  # a cue word right before a full date
     head_cues: frozenset[str]  # cue words that count only near the top ("от", "dated")
+    self_ref: re.Pattern[str]  # "this story", "настоящий" ...: a sentence about the document itself
+    stated_tail: re.Pattern[str]  # a "now" word and/or a weekday right before a full date
+    weekdays: dict[str, int]  # name -> ISO weekday (1 = Monday)
+    future: re.Pattern[str]  # "will", "scheduled", "состоится": a sentence about a later event
     urls: tuple[tuple[str, re.Pattern[str]], ...]
     date_fields: tuple[str, ...]
     url_fields: tuple[str, ...]
@@ -123,7 +146,11 @@ def _load() -> _Grammar:
     months: dict[str, int] = {}
     cues: list[str] = []
     head_cues: list[str] = []
-    weekdays: list[str] = []
+    weekdays: dict[str, int] = {}
+    self_refs: list[str] = []
+    now_words: list[str] = []
+    future_words: list[str] = []
+    articles: list[str] = []
     suffixes: list[str] = []
     day_of: list[str] = []
     year_suffix: list[str] = []
@@ -131,7 +158,15 @@ def _load() -> _Grammar:
         months.update({str(k).lower(): int(v) for k, v in lang.get("months", {}).items()})
         cues += lang.get("cues", [])
         head_cues += lang.get("head_cues", [])
-        weekdays += lang.get("weekdays", [])
+        weekdays.update({str(k).lower(): int(v) for k, v in lang.get("weekdays", {}).items()})
+        if lang.get("self_refs"):  # "this ... policy" where nouns are listed, else the word alone
+            nouns = lang.get("self_nouns")
+            noun = rf"(?:{_SP}[^\W\d]+){{0,2}}{_SP}{_alt(nouns)}s?" if nouns else ""
+            self_refs.append(_alt(lang["self_refs"]) + noun)
+        now_words += lang.get("now_words", [])
+        future_words += lang.get("future_words", [])
+        if lang.get("day_article"):
+            articles.append(lang["day_article"])
         for key, into in (("day_suffix", suffixes), ("day_of", day_of), ("year_suffix", year_suffix)):
             if lang.get(key):
                 into.append(lang[key])
@@ -148,7 +183,7 @@ def _load() -> _Grammar:
         rf"(?<![\w.\-/+])(?P<year>{_YEAR})(?P<sep>[-/])(?P<mon>[01]\d)(?P=sep)"
         r"(?P<day>[0-3]\d)(?!\d|[.\-/]\d)"
     )
-    wd = rf"(?:{_alt(weekdays)}\.?,?{_SP})?"
+    wd = rf"(?:{_alt(list(weekdays))}\.?,?{_SP})?"
     gap = r"[ \t]{0,3}[:\-–—]?[ \t]{0,3}\n?[ \t]{0,3}"  # "Last updated:\nMarch 3, 2024" too
     lead = rf"(?<!\w)(?P<cue>{_alt(cues + head_cues)}){gap}(?:(?:on|from|с){_SP})?{wd}"
     cued = re.compile(
@@ -157,6 +192,15 @@ def _load() -> _Grammar:
         flags,
     )
     cue_tail = re.compile(lead + r"(?:\([ \t]?)?$", flags)
+    # "today is Wednesday, November 29th, 2023", "on Sunday, September 25, 2022", "сегодня, 3 марта"
+    now = rf"(?P<now>{_alt(now_words)})[ \t]{{0,3}}[,:\u2014\u2013-]?[ \t]{{0,3}}" if now_words else "(?!)"
+    # full weekday names only: "sun", "sat", "wed", "mon" are words too
+    article = f"(?:(?:{'|'.join(articles)}){_SP})?" if articles else ""
+    named = rf"(?P<wd>{_alt([w for w in weekdays if len(w) > 3])}),?{_SP}{article}"
+    stated_tail = re.compile(rf"(?<!\w)(?:{now})?(?:{named})?$", flags)
+    # lowercase only: "Will Smith" is no future tense
+    future = re.compile(rf"(?<!\w){_alt(future_words)}(?!\w)" if future_words else "(?!)")
+    self_ref = re.compile(rf"(?<!\w)(?:{'|'.join(self_refs)})(?!\w)" if self_refs else "(?!)", flags)
     urls = (
         ("url_day", re.compile(rf"(?<!\d)(?P<year>{_YEAR})(?P<sep>[/_\-])(?P<mon>[01]\d)(?P=sep)(?P<day>[0-3]\d)(?!\d)")),
         ("url_month", re.compile(rf"(?<![\d.])(?P<year>{_YEAR})[/_\-](?P<mon>0[1-9]|1[0-2])(?=[/_\-.#?]|$)(?![/_\-]\d)")),
@@ -166,7 +210,7 @@ def _load() -> _Grammar:
         ("url_year", re.compile(rf"/(?P<year>{_YEAR})/(?!\d)")),  # not a malformed finer date
     )
     return _Grammar(months, (mdy, dmy, iso), cued, cue_tail, frozenset(" ".join(c.lower().split()) for c in head_cues),
-                    urls, tuple(common.get("date_fields", ())), tuple(common.get("url_fields", ())))
+                    self_ref, stated_tail, {" ".join(w.split()): n for w, n in weekdays.items()}, future, urls, tuple(common.get("date_fields", ())), tuple(common.get("url_fields", ())))
 
 
 _grammar: _Grammar | None = None
@@ -220,12 +264,14 @@ class InferredDates:
 
 
 def date_note(info: Mapping[str, Any] | None) -> str:
-    """The explanation of an inferred date: ``dated 2018-05-25 from 'Effective date: May 25, 2018'``."""
+    """The explanation of an inferred date: ``dated 2018-05-25 from 'Effective date: May 25, 2018'``
+    (a date stated in running text says so: ``... in the running text (low confidence)``)."""
     if not info:
         return ""
     src = info.get("source")
     where = "the address " if src == "url" else "the field " if src == "field" else ""
-    return f"dated {info.get('date')} from {where}{info.get('snippet', '')!r}"
+    note = f"dated {info.get('date')} from {where}{info.get('snippet', '')!r}"
+    return note + " in the running text (low confidence)" if info.get("kind") == "stated" else note
 
 
 def infer_date(text: str, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
@@ -338,13 +384,18 @@ def _from_text(g: _Grammar, strs: Sequence[str], found: Any) -> None:
             s = strs[i]
             a, b = m.start() - int(starts[i]), m.end() - int(starts[i])
             cue = g.cue_tail.search(s, max(0, a - _CONTEXT), a)
-            if cue is not None and _cue_counts(g, cue.group("cue"), a):
+            if cue is not None and _cue_counts(g, s, cue.start("cue"), cue.group("cue")):
                 found(i, t, "cue", s[cue.start():b], "day")
             elif a < HEAD_CHARS and _heading(s, a, b):
                 found(i, t, "heading", s[a:b], "day")
+            else:
+                st = g.stated_tail.search(s, max(0, a - _CONTEXT), a)
+                if (st is not None and (st.group("now") or st.group("wd")) and _weekday_fits(g, st.group("wd"), t)
+                        and not _future(g, s, st.start(), b)):
+                    found(i, t, "stated", s[st.start():b], "day")
     for m in _finditer(g.cued, big, windows):
         i = int(np.searchsorted(starts, m.start(), side="right")) - 1
-        if not _cue_counts(g, m.group("cue"), m.start() - int(starts[i])):
+        if not _cue_counts(g, strs[i], m.start("cue") - int(starts[i]), m.group("cue")):
             continue
         if m.group("nyear"):
             x, y = int(m.group("a")), int(m.group("b"))
@@ -402,9 +453,43 @@ def _finditer(pat: re.Pattern[str], big: str, windows: np.ndarray) -> Any:
         yield from pat.finditer(big, lo, hi)
 
 
-def _cue_counts(g: _Grammar, cue: str, at: int) -> bool:
-    # "dated", "от" ... name the document's own date only in its first lines
-    return at < HEAD_CHARS or " ".join(cue.lower().split()) not in g.head_cues
+_SENTENCE_END = re.compile(r"[.!?;(\n][\s\"'\u201d\u00bb)]*(?=\S)")
+
+
+def _cue_counts(g: _Grammar, s: str, at: int, cue: str) -> bool:
+    """Whether the cue word at ``s[at:]`` names the document's own date. "dated", "от" ...
+    count only in the first lines. Another cue counts as a label (capitalised: "Last
+    updated:", "Effective"), opening its line or sentence (after one word at most:
+    "Originally published"), or in a sentence about the document itself ("This story was
+    originally published on"); a lowercase cue inside another sentence names something else
+    ("a photo posted April 2, 2020, to ...", "an article published April 16, 2005, in ...")."""
+    if " ".join(cue.lower().split()) in g.head_cues:
+        return at < HEAD_CHARS
+    if cue[:1].isupper():
+        return True
+    lo = max(0, at - 4 * _CONTEXT)
+    ends = [m.end() for m in _SENTENCE_END.finditer(s, lo, at)]
+    start = ends[-1] if ends else lo if lo else 0
+    if len(s[start:at].split()) <= 1:  # it opens its sentence: "Originally published", "_Last updated"
+        return True
+    return g.self_ref.search(s, start, at) is not None
+
+
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _future(g: _Grammar, s: str, a: int, b: int) -> bool:
+    """Whether the sentence around ``s[a:b]`` speaks of a later event ("The awards are
+    scheduled for Sunday, Feb. 4, 2024", "... will be crowned on Saturday, May 6, 2023")."""
+    lo = max(0, a - 4 * _CONTEXT)
+    ends = [m.end() for m in _SENTENCE_END.finditer(s, lo, a)]
+    stop = _SENTENCE_STOP.search(s, b, b + 4 * _CONTEXT)
+    return g.future.search(s, ends[-1] if ends else lo, stop.start() if stop else min(len(s), b + 4 * _CONTEXT)) is not None
+
+
+def _weekday_fits(g: _Grammar, name: str | None, t: float) -> bool:
+    # a weekday named with a date must be that date's (1970-01-01 was a Thursday, ISO 4)
+    return name is None or g.weekdays.get(" ".join(name.lower().split())) == (int(t // 86400) + 3) % 7 + 1
 
 
 def _heading(s: str, a: int, b: int) -> bool:
