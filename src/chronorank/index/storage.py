@@ -10,6 +10,9 @@ An index is a directory::
         vectors.npy         float32 (n, dim), C order (absent for keyword-only indexes)
         times.npy           float64 (4, n): date, updated, valid_from, valid_to (NaN = missing)
         term_ids.npy, term_ptr.npy, vocab.json   the analysed documents (BM25 source of truth)
+        term_tf.npy         int32, one per term_ids entry: its count (only when a document
+                            longer than ``text.LONG_TEXT_CHARS`` is kept as its lead + its
+                            distinct terms; absent = every entry counts once)
         bm25_data.npy, bm25_indices.npy, bm25_indptr.npy   the BM25 score matrix (CSC)
         lead_len.npy        int64 (n,): index terms in each document's lead (format 2; absent
                             in format 1, where the lead is derived at the first query)
@@ -122,6 +125,7 @@ _ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
     "times.npy": ("f", (8,)),
     "term_ids.npy": ("i", (4,)),
     "term_ptr.npy": ("i", (8,)),
+    "term_tf.npy": ("i", (4,)),
     "bm25_data.npy": ("f", (4, 8)),
     "bm25_indices.npy": ("i", (4,)),
     "bm25_indptr.npy": ("i", (8,)),
@@ -140,7 +144,7 @@ _LEAD_MATRIX = ("lead_data.npy", "lead_indices.npy", "lead_indptr.npy")
 _LEAD_VERSIONS = ("leadver_owner.npy", "leadver_which.npy", "leadver_parts.npy", "leadver_lines.npy")
 #: the language whose version patterns a saved index's lead versions are read with
 _LEAD_VERSIONS_LANG = "en"
-_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
+_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "term_tf.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 #: opening a named pipe for reading waits for a writer; with this the open returns at once
@@ -384,6 +388,8 @@ def _write_generation(
         npy("times.npy", snap.times.astype(np.float64, copy=False))
         npy("term_ids.npy", snap.term_ids.astype(np.int32, copy=False))
         npy("term_ptr.npy", snap.term_ptr.astype(np.int64, copy=False))
+        if snap.term_tf is not None:
+            npy("term_tf.npy", snap.term_tf.astype(np.int32, copy=False))
         npy("bm25_data.npy", bm25.data)
         npy("bm25_indices.npy", bm25.indices)
         npy("bm25_indptr.npy", bm25.indptr)
@@ -753,6 +759,11 @@ def _load_once(
         term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
         _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
         _check_range(root, "term_ids.npy", term_ids, n_terms)
+        term_tf = None
+        if "term_tf.npy" in files:
+            term_tf = arr("term_tf.npy", (n_post,))
+            if term_tf.size and int(term_tf.min()) < 1:
+                raise _corrupt(root, "term_tf.npy holds a count below 1")
 
         def csc(prefix: str) -> Bm25Matrix:
             """A score matrix's three files (``{prefix}_indptr/_indices/_data.npy``), each
@@ -819,12 +830,13 @@ def _load_once(
 
         idx._vocab = {}
         term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
+        term_tf = None
         bm25 = None  # built from the new terms on first use
         lead_len = lead_m = None  # and so is the lead, from the texts
     snap = _Snapshot(
         records=records, vectors=vectors, times=times, term_ids=term_ids,
         term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25, lead_len=lead_len,
-        row_of=records.row_of(),
+        row_of=records.row_of(), term_tf=term_tf,
     )
     snap.groups = idx._group_codes(records)
     if lead_m is not None:
