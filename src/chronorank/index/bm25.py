@@ -5,7 +5,9 @@ contribution ``idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl))`` with
 ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (bm25s ``method="lucene"``). A query's
 score for every document is the sum of its terms' columns.
 
-Documents are kept as flat term-id arrays (``term_ids`` + ``term_ptr``), so after any
+Documents are kept as flat term-id arrays (``term_ids`` + ``term_ptr``; an optional
+``tf`` gives each entry's count, so that a very long document is kept as its distinct terms
+and their counts, see ``text.encode_for_index``; None = every entry counts once), so after any
 upsert or delete the statistics (N, df, avgdl) are recomputed from the current
 documents: nothing stale survives. Two builders give the same matrix: ``"numpy"``
 (vectorised, the default) and ``"bm25s"`` (bm25s's own builder; a test checks they agree).
@@ -22,7 +24,7 @@ import numpy as np
 
 from chronorank.errors import InvalidInput, require
 
-__all__ = ["BM25_B", "BM25_K1", "Bm25Matrix", "build_matrix", "encode_terms"]
+__all__ = ["BM25_B", "BM25_K1", "Bm25Matrix", "build_matrix", "doc_lengths", "encode_terms"]
 
 #: The embedded index's BM25 parameters (``TemporalIndex(k1=, b=)``), which the stores
 #: follow when given none so that both rank alike: weak length normalisation (see
@@ -112,16 +114,20 @@ def build_matrix(
     k1: float = 1.5,
     b: float = 0.75,
     builder: str = "numpy",
+    tf: np.ndarray | None = None,
 ) -> Bm25Matrix:
-    """The BM25 score matrix of the documents ``term_ids[term_ptr[i]:term_ptr[i+1]]``."""
+    """The BM25 score matrix of the documents ``term_ids[term_ptr[i]:term_ptr[i+1]]``
+    (each entry counted ``tf`` times, once when None)."""
     if k1 < 0 or not 0 <= b <= 1:
         raise InvalidInput(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r} b={b!r}; the usual values are 1.5 and 0.75.")
     n_docs = int(term_ptr.shape[0] - 1)
     if builder == "bm25s":
+        if tf is not None:  # bm25s counts repeats: each entry written out tf times
+            term_ids, term_ptr = np.repeat(term_ids, tf), _repeat_ptr(term_ptr, tf)
         return _build_bm25s(term_ids, term_ptr, n_terms, k1=k1, b=b)
     if builder != "numpy":
         raise InvalidInput(f"builder={builder!r}; expected 'numpy' or 'bm25s'.")
-    doc_len = np.diff(term_ptr).astype(np.float64)
+    doc_len = doc_lengths(term_ptr, tf).astype(np.float64)
     if n_docs == 0 or term_ids.size == 0:
         return Bm25Matrix(
             np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(n_terms + 1, np.int64), n_docs
@@ -130,8 +136,7 @@ def build_matrix(
     rows = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(term_ptr))
     # (term, doc) pairs sorted term-major, then counted: tf per (term, doc)
     key = term_ids.astype(np.int64) * n_docs + rows
-    key.sort(kind="stable")
-    uniq, tf = np.unique(key, return_counts=True) if key.size else (key, key)
+    uniq, tf = _count_pairs(key, tf)
     t = uniq // n_docs
     d = uniq - t * n_docs
     df = np.bincount(t, minlength=n_terms).astype(np.float64)
@@ -142,6 +147,38 @@ def build_matrix(
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(np.bincount(t, minlength=n_terms), out=indptr[1:])
     return Bm25Matrix(data, d.astype(np.int32), indptr, n_docs)
+
+
+def doc_lengths(term_ptr: np.ndarray, tf: np.ndarray | None = None) -> np.ndarray:
+    """Terms in each document (int64): its entries, each counted ``tf`` times."""
+    lengths = np.diff(term_ptr).astype(np.int64)
+    if tf is None:
+        return lengths
+    out = np.zeros(lengths.shape[0], dtype=np.int64)
+    held = lengths > 0
+    if held.any():
+        out[held] = np.add.reduceat(tf, term_ptr[:-1][held], dtype=np.int64)
+    return out
+
+
+def _repeat_ptr(term_ptr: np.ndarray, tf: np.ndarray) -> np.ndarray:
+    ptr = np.zeros(term_ptr.shape[0], dtype=np.int64)
+    np.cumsum(doc_lengths(term_ptr, tf), out=ptr[1:])
+    return ptr
+
+
+def _count_pairs(key: np.ndarray, tf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, ascending, and each one's count: its occurrences, or the sum of
+    their ``tf``. Sorts ``key`` in place."""
+    if tf is None:
+        key.sort()
+        return np.unique(key, return_counts=True) if key.size else (key, key)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    uniq, first = np.unique(key, return_index=True)
+    if not key.size:
+        return uniq, np.zeros(0, dtype=np.int64)
+    return uniq, np.add.reduceat(np.asarray(tf)[order], first, dtype=np.int64)
 
 
 def _build_bm25s(term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, *, k1: float, b: float) -> Bm25Matrix:
@@ -178,16 +215,15 @@ class _Segment:
         return self.rows[a:b], self.tf[a:b]
 
 
-def _segment(term_ids: np.ndarray, term_ptr: np.ndarray, row0: int) -> _Segment:
+def _segment(term_ids: np.ndarray, term_ptr: np.ndarray, row0: int, tf: np.ndarray | None = None) -> _Segment:
     """The postings of documents ``row0 ...`` given as flat term ids + offsets (one sort)."""
     n = int(term_ptr.shape[0] - 1)
     rows = np.repeat(np.arange(row0, row0 + n, dtype=np.int64), np.diff(term_ptr))
     width = max(n, 1)
     key = term_ids.astype(np.int64) * width + (rows - row0)
-    key.sort()
-    uniq, tf = np.unique(key, return_counts=True)
+    uniq, count = _count_pairs(key, tf)
     t = uniq // width
-    return _Segment(t.astype(np.int32), (uniq - t * width + row0).astype(np.int32), tf.astype(np.int32))
+    return _Segment(t.astype(np.int32), (uniq - t * width + row0).astype(np.int32), count.astype(np.int32))
 
 
 def _merge(a: _Segment, b: _Segment) -> _Segment:
@@ -232,9 +268,12 @@ class Bm25Postings:
         self._lock = threading.Lock()
 
     @classmethod
-    def build(cls, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, *, k1: float, b: float) -> Bm25Postings:
-        doc_len = np.diff(term_ptr).astype(np.int64)
-        seg = _segment(term_ids, term_ptr, 0)
+    def build(
+        cls, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, *, k1: float, b: float,
+        tf: np.ndarray | None = None,
+    ) -> Bm25Postings:
+        doc_len = doc_lengths(term_ptr, tf)
+        seg = _segment(term_ids, term_ptr, 0, tf)
         return cls((seg,) if seg.nnz else (), doc_len, int(doc_len.sum()), n_terms, k1, b)
 
     @classmethod
@@ -270,11 +309,13 @@ class Bm25Postings:
             post.segments = (_Segment(terms, rows, tf_i),)
         return post
 
-    def append(self, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int) -> Bm25Postings:
+    def append(
+        self, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, tf: np.ndarray | None = None
+    ) -> Bm25Postings:
         """A new object with documents ``num_docs ...`` added (this one is unchanged)."""
-        doc_len = np.diff(term_ptr).astype(np.int64)
+        doc_len = doc_lengths(term_ptr, tf)
         segs = list(self.segments)
-        seg = _segment(term_ids, term_ptr, self.num_docs)
+        seg = _segment(term_ids, term_ptr, self.num_docs, tf)
         if seg.nnz:
             segs.append(seg)
         while len(segs) > 1 and segs[-2].nnz <= 2 * segs[-1].nnz:

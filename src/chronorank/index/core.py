@@ -51,7 +51,7 @@ from chronorank.index.snapshot import (  # the index's arrays (these names lived
 )
 from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
 from chronorank.index.storage import load_index
-from chronorank.index.text import acronym_expansion, encode_documents, query_acronyms, query_weights
+from chronorank.index.text import acronym_expansion, encode_for_index, query_acronyms, query_weights
 from chronorank.index.version_conflict import (
     AskedVersions,
     asked_versions,
@@ -225,7 +225,7 @@ class TemporalIndex:
 
             texts = [r["text"] for r in records]
             # the lead's length comes from the same pass (equal to lead_lengths: property test)
-            t_ids, t_ptr, new_lead = encode_documents(texts, [lead_cut(t) for t in texts], self._vocab)
+            t_ids, t_ptr, new_lead, t_tf = encode_for_index(texts, [lead_cut(t) for t in texts], self._vocab)
             n_terms = len(self._vocab)
             keep = np.ones(len(old), dtype=bool)
             replaced = [old.row_of[r["id"]] for r in records if r["id"] in old.row_of]
@@ -235,7 +235,7 @@ class TemporalIndex:
             if len(base) and not replaced:  # an append: the cost of the new documents only
                 snap = base.appended(
                     records, new_vecs, times, t_ids, t_ptr, n_terms,
-                    new_lead if base.lead_len is not None else None, self.k1, self.b,
+                    new_lead if base.lead_len is not None else None, self.k1, self.b, t_tf,
                 )
                 snap.pending = pending
                 self._snap = snap
@@ -253,6 +253,7 @@ class TemporalIndex:
                     # a first batch keeps its ids as they are (a 100 MiB text's ~70 MB, not twice)
                     term_ids=np.concatenate([base.term_ids, t_ids]) if len(base.term_ids) else t_ids,
                     term_ptr=np.concatenate([base.term_ptr, base.term_ptr[-1] + t_ptr[1:]]),
+                    term_tf=_join_counts(base, t_ids, t_tf),
                     n_terms=n_terms,
                     groups=None,
                     lead_len=lead_len,
@@ -1166,6 +1167,17 @@ def _dense_meta(index: TemporalIndex, snap: _Snapshot) -> dict[str, Any]:
     return {} if prog is None else {"dense": prog.describe(), "dense_complete": prog.complete}
 
 
+def _join_counts(base: _Snapshot, t_ids: np.ndarray, t_tf: np.ndarray | None) -> np.ndarray | None:
+    """The entry counts of ``base``'s documents followed by the new ones' (None: all ones)."""
+    if base.term_tf is None and t_tf is None:
+        return None
+    if not len(base.term_ids):
+        return t_tf
+    parts = [np.ones(n.shape[0], dtype=np.int32) if c is None else c
+             for n, c in ((base.term_ids, base.term_tf), (t_ids, t_tf))]
+    return np.concatenate(parts)
+
+
 def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     lengths = np.diff(snap.term_ptr)
     new_len = lengths[keep]
@@ -1178,6 +1190,7 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
         times=np.ascontiguousarray(snap.times[:, keep]),
         term_ids=snap.term_ids[np.repeat(keep, lengths)],
         term_ptr=ptr,
+        term_tf=None if snap.term_tf is None else snap.term_tf[np.repeat(keep, lengths)],
         n_terms=snap.n_terms,
         groups=None,
         lead_len=None if snap.lead_len is None else snap.lead_len[keep],

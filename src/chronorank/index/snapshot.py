@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.errors import InvalidInput
-from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix
+from chronorank.index.bm25 import Bm25Matrix, Bm25Postings, build_matrix, doc_lengths
 from chronorank.index.lead import lead_lengths
 from chronorank.index.records import Records
 
@@ -31,7 +31,7 @@ class _Snapshot:
     """One immutable state of the index (the BM25 matrix is built lazily, once)."""
 
     __slots__ = (
-        "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "n_terms",
+        "records", "ids", "row_of", "vectors", "times", "term_ids", "term_ptr", "term_tf", "n_terms",
         "groups", "_bm25", "_lead", "_lock", "lead_len", "acronyms", "titles", "filter_cols", "bufs",
         "title_sums", "pending", "derived", "series_keys", "lead_memo", "title_index",
     )
@@ -50,6 +50,7 @@ class _Snapshot:
         lead_len: np.ndarray | None = None,
         pending: np.ndarray | None = None,
         row_of: Mapping[str, int] | None = None,
+        term_tf: np.ndarray | None = None,
     ) -> None:
         self.records = Records.from_dicts(records)  # columns, not a dict per document
         # int32 (n,): the background batch each document's vector waits for (0 = it has
@@ -62,6 +63,9 @@ class _Snapshot:
         self.times = times  # (4, n) float64: date, updated, valid_from, valid_to
         self.term_ids = term_ids
         self.term_ptr = term_ptr
+        # int32 count of each term_ids entry; None: every entry counts once (a document longer
+        # than text.LONG_TEXT_CHARS is kept as its lead + distinct terms, text.encode_for_index)
+        self.term_tf = term_tf
         self.n_terms = n_terms
         self.groups = groups
         self._bm25 = bm25
@@ -103,7 +107,7 @@ class _Snapshot:
         if m is None:
             with self._lock:
                 if self._bm25 is None:
-                    self._bm25 = build_matrix(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b)
+                    self._bm25 = build_matrix(self.term_ids, self.term_ptr, self.n_terms, k1=k1, b=b, tf=self.term_tf)
                 m = self._bm25
         return m
 
@@ -125,6 +129,7 @@ class _Snapshot:
     def appended(
         self, records: list[dict[str, Any]], vectors: np.ndarray | None, times: np.ndarray,
         t_ids: np.ndarray, t_ptr: np.ndarray, n_terms: int, lead_len: np.ndarray | None, k1: float, b: float,
+        t_tf: np.ndarray | None = None,
     ) -> _Snapshot:
         """This snapshot with new documents at the end, at the cost of the new documents
         (amortised): the arrays grow into spare capacity (doubling, shared with this
@@ -143,6 +148,8 @@ class _Snapshot:
             times=_extend(bufs, "times", self.times, times, axis=1),
             term_ids=_extend(bufs, "term_ids", self.term_ids, t_ids),
             term_ptr=_extend(bufs, "term_ptr", self.term_ptr, self.term_ptr[-1] + t_ptr[1:]),
+            term_tf=None if self.term_tf is None and t_tf is None else _extend(
+                bufs, "term_tf", _counts(self.term_tf, self.term_ids), _counts(t_tf, t_ids)),
             n_terms=n_terms,
             groups=None,
             row_of=row_of,
@@ -162,8 +169,8 @@ class _Snapshot:
         if body is not None:
             post = body if isinstance(body, Bm25Postings) and (body.k1, body.b) == (k1, b) else None
             if post is None:  # first append since a build or a load: postings of the old rows, once
-                post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b)
-            snap._bm25 = post.append(t_ids, t_ptr, n_terms)
+                post = _postings(body, self.term_ids, self.term_ptr, self.n_terms, k1, b, self.term_tf)
+            snap._bm25 = post.append(t_ids, t_ptr, n_terms, t_tf)
         if lead_len is not None and self.lead_len is not None:
             for tokens, lead in list(self._lead.items()):  # a search may add one meanwhile
                 ids, ptr = _lead_terms(t_ids, t_ptr, lead_len, tokens)
@@ -298,15 +305,21 @@ def _extend(bufs: dict[str, _Buffer], name: str, base: np.ndarray, new: np.ndarr
 
 
 def _postings(
-    m: Bm25Matrix | Bm25Postings, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, k1: float, b: float
+    m: Bm25Matrix | Bm25Postings, term_ids: np.ndarray, term_ptr: np.ndarray, n_terms: int, k1: float, b: float,
+    tf: np.ndarray | None = None,
 ) -> Bm25Postings:
     """Postings for a snapshot's built matrix: solved from its scores when that is exact
     (no pass over the documents), else counted from the term ids (one sort)."""
     if isinstance(m, Bm25Matrix):
-        post = Bm25Postings.from_matrix(m, np.diff(term_ptr), k1=k1, b=b)
+        post = Bm25Postings.from_matrix(m, doc_lengths(term_ptr, tf), k1=k1, b=b)
         if post is not None:
             return post
-    return Bm25Postings.build(term_ids, term_ptr, n_terms, k1=k1, b=b)
+    return Bm25Postings.build(term_ids, term_ptr, n_terms, k1=k1, b=b, tf=tf)
+
+
+def _counts(tf: np.ndarray | None, term_ids: np.ndarray) -> np.ndarray:
+    """``tf``, or the all-ones counts it stands for."""
+    return np.ones(term_ids.shape[0], dtype=np.int32) if tf is None else np.asarray(tf, dtype=np.int32)
 
 
 def _lead_terms(term_ids: np.ndarray, term_ptr: np.ndarray, lead_len: np.ndarray, tokens: int) -> tuple[np.ndarray, np.ndarray]:

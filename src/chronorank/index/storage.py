@@ -10,6 +10,9 @@ An index is a directory::
         vectors.npy         float32 (n, dim), C order (absent for keyword-only indexes)
         times.npy           float64 (4, n): date, updated, valid_from, valid_to (NaN = missing)
         term_ids.npy, term_ptr.npy, vocab.json   the analysed documents (BM25 source of truth)
+        term_tf.npy         int32, one per term_ids entry: its count (only when a document
+                            longer than ``text.LONG_TEXT_CHARS`` is kept as its lead + its
+                            distinct terms; absent = every entry counts once)
         bm25_data.npy, bm25_indices.npy, bm25_indptr.npy   the BM25 score matrix (CSC)
         lead_len.npy        int64 (n,): index terms in each document's lead (format 2; absent
                             in format 1, where the lead is derived at the first query)
@@ -80,6 +83,7 @@ import errno
 import hashlib
 import json
 import math
+import mmap as _mmap
 import os
 import re
 import shutil
@@ -122,6 +126,7 @@ _ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
     "times.npy": ("f", (8,)),
     "term_ids.npy": ("i", (4,)),
     "term_ptr.npy": ("i", (8,)),
+    "term_tf.npy": ("i", (4,)),
     "bm25_data.npy": ("f", (4, 8)),
     "bm25_indices.npy": ("i", (4,)),
     "bm25_indptr.npy": ("i", (8,)),
@@ -140,7 +145,7 @@ _LEAD_MATRIX = ("lead_data.npy", "lead_indices.npy", "lead_indptr.npy")
 _LEAD_VERSIONS = ("leadver_owner.npy", "leadver_which.npy", "leadver_parts.npy", "leadver_lines.npy")
 #: the language whose version patterns a saved index's lead versions are read with
 _LEAD_VERSIONS_LANG = "en"
-_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
+_ALLOWED = frozenset(_REQUIRED) | {"vectors.npy", "term_tf.npy", "lead_len.npy", *_LEAD_MATRIX, *_LEAD_VERSIONS}
 _LOAD_ATTEMPTS = 3
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 #: opening a named pipe for reading waits for a writer; with this the open returns at once
@@ -152,13 +157,33 @@ _held = threading.local()  # realpath -> how deeply this thread holds the writer
 
 
 def _sha256_fh(fh: IO[bytes]) -> str:
+    """The sha256 of an open file, read through a memory map (no copy into Python bytes;
+    ``update`` releases the GIL, so files hash in parallel threads: :func:`_verify`)."""
     h = hashlib.sha256()
-    while True:
-        block = fh.read(_CHUNK)
-        if not block:
-            break
-        h.update(block)
+    size = os.fstat(fh.fileno()).st_size
+    if not size:
+        return h.hexdigest()
+    with _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ) as m, memoryview(m) as view:
+        for a in range(0, size, _CHUNK):
+            h.update(view[a : a + _CHUNK])
     return h.hexdigest()
+
+
+def _verify(root: Path, handles: dict[str, IO[bytes]], files: dict[str, Any]) -> None:
+    """Every file's sha256 against the manifest, the files hashed in parallel; the first
+    mismatch in the manifest's order raises CorruptIndex naming its file."""
+    names = list(handles)
+    workers = min(len(names), os.cpu_count() or 1, 8)
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            sums = list(pool.map(lambda name: _sha256_fh(handles[name]), names))
+    else:
+        sums = [_sha256_fh(handles[name]) for name in names]
+    for name, got in zip(names, sums):
+        if got != files[name]["sha256"]:
+            raise _corrupt(root, f"file {name} does not match its sha256 checksum (bit rot or tampering)")
 
 
 def _sha256(path: Path) -> str:
@@ -384,6 +409,8 @@ def _write_generation(
         npy("times.npy", snap.times.astype(np.float64, copy=False))
         npy("term_ids.npy", snap.term_ids.astype(np.int32, copy=False))
         npy("term_ptr.npy", snap.term_ptr.astype(np.int64, copy=False))
+        if snap.term_tf is not None:
+            npy("term_tf.npy", snap.term_tf.astype(np.int32, copy=False))
         npy("bm25_data.npy", bm25.data)
         npy("bm25_indices.npy", bm25.indices)
         npy("bm25_indptr.npy", bm25.indptr)
@@ -670,8 +697,6 @@ def _read_records(root: Path, fh: IO[bytes], n: int, mmap: bool) -> LazyRecords:
     size = os.fstat(fh.fileno()).st_size
     buf: Any = b""
     if size and mmap:
-        import mmap as _mmap
-
         buf = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
     elif size:
         buf = fh.read()
@@ -721,10 +746,8 @@ def _load_once(
             size = os.fstat(fh.fileno()).st_size
             if size != info["bytes"]:
                 raise _corrupt(root, f"file {name} has {size} bytes, the manifest says {info['bytes']} (truncated?)")
-            if verify:
-                if _sha256_fh(fh) != info["sha256"]:
-                    raise _corrupt(root, f"file {name} does not match its sha256 checksum (bit rot or tampering)")
-                fh.seek(0)
+        if verify:
+            _verify(root, handles, files)
         n = int(man["n_docs"])
         dim = man["dim"]
         records = _read_records(root, handles["docs.jsonl"], n, mmap)
@@ -753,6 +776,11 @@ def _load_once(
         term_ids: np.ndarray = arr("term_ids.npy", (n_post,))
         _check_pointer(root, "term_ptr.npy", term_ptr, n_post)
         _check_range(root, "term_ids.npy", term_ids, n_terms)
+        term_tf = None
+        if "term_tf.npy" in files:
+            term_tf = arr("term_tf.npy", (n_post,))
+            if term_tf.size and int(term_tf.min()) < 1:
+                raise _corrupt(root, "term_tf.npy holds a count below 1")
 
         def csc(prefix: str) -> Bm25Matrix:
             """A score matrix's three files (``{prefix}_indptr/_indices/_data.npy``), each
@@ -819,12 +847,13 @@ def _load_once(
 
         idx._vocab = {}
         term_ids, term_ptr = encode_terms(analyze_many((r["text"] for r in records), prefixes=True), idx._vocab)
+        term_tf = None
         bm25 = None  # built from the new terms on first use
         lead_len = lead_m = None  # and so is the lead, from the texts
     snap = _Snapshot(
         records=records, vectors=vectors, times=times, term_ids=term_ids,
         term_ptr=term_ptr, n_terms=len(idx._vocab), groups=None, bm25=bm25, lead_len=lead_len,
-        row_of=records.row_of(),
+        row_of=records.row_of(), term_tf=term_tf,
     )
     snap.groups = idx._group_codes(records)
     if lead_m is not None:
