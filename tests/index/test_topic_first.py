@@ -224,3 +224,13 @@ def test_which_release_did_something_is_a_lookup(releases, releases_cli, capsys,
     assert hits.meta["intent"].mode == "specific"  # time off: not "recent", no current-event burst
     assert hits.ranked_ids[0] == want, hits.ranked_ids
     assert cli_ids(capsys, releases_cli, query)[0] == want
+
+
+def test_since_the_start_of_a_year_is_the_changes_after_it(releases, releases_cli, capsys):
+    # "since the beginning of 2024" is everything from 1 January 2024 on, not "as of" that day
+    q = "quillkit changes since the beginning of 2024"
+    hits = releases.search(q, k=3, now=NOW)
+    it = hits.meta["intent"]
+    assert it.mode == "range" and it.target.start == 1704067200.0  # 2024-01-01, open up to now
+    assert hits.ranked_ids[0] == "quillkit@3.7.0", hits.ranked_ids
+    assert cli_ids(capsys, releases_cli, q)[0] == "quillkit@3.7.0"
