@@ -181,3 +181,56 @@ def test_a_section_question_gets_that_section(sections, sections_cli, capsys, qu
     hits = sections.search(query, k=3, now=NOW)
     assert hits.ranked_ids[0] == want, hits.ranked_ids
     assert cli_ids(capsys, sections_cli, query)[0] == want
+
+
+# "which release did X": the entry that names X, however old -------------------------------
+
+RELEASES = [
+    {"id": "quillkit@2.0.0", "date": "2020-03-02", "text": "quillkit 2.0.0. New plugin registry; faster page rendering."},
+    {"id": "quillkit@2.1.0", "date": "2021-05-14",
+     "text": "quillkit 2.1.0. The legacy_loader option is deprecated; use the plugin registry instead."},
+    {"id": "quillkit@2.2.0", "date": "2022-01-20",
+     "text": "quillkit 2.2.0. Live preview of rendered pages. Fixes CVE-2022-31337, a path traversal in the dev server."},
+    *[{"id": f"quillkit@3.{i}.0", "date": f"2024-{i + 3:02d}-10",
+       "text": f"quillkit 3.{i}.0. Bug fixes and small improvements to page rendering and plugins."}
+      for i in range(8)],
+]
+
+
+@pytest.fixture(scope="module")
+def releases():
+    idx = TemporalIndex()
+    idx.add(RELEASES)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def releases_cli(tmp_path_factory):
+    d = tmp_path_factory.mktemp("releases")
+    corpus = d / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(x) + "\n" for x in RELEASES), encoding="utf-8")
+    assert main(["index", str(corpus), "--out", str(d / "idx")]) == 0
+    return d / "idx"
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    ("which quillkit release deprecated legacy_loader", "quillkit@2.1.0"),
+    ("quillkit live preview - added in which version?", "quillkit@2.2.0"),
+    ("quillkit started deprecating legacy_loader when?", "quillkit@2.1.0"),
+    ("quillkit CVE-2022-31337", "quillkit@2.2.0"),
+])
+def test_which_release_did_something_is_a_lookup(releases, releases_cli, capsys, query, want):
+    hits = releases.search(query, k=3, now=NOW)
+    assert hits.meta["intent"].mode == "specific"  # time off: not "recent", no current-event burst
+    assert hits.ranked_ids[0] == want, hits.ranked_ids
+    assert cli_ids(capsys, releases_cli, query)[0] == want
+
+
+def test_since_the_start_of_a_year_is_the_changes_after_it(releases, releases_cli, capsys):
+    # "since the beginning of 2024" is everything from 1 January 2024 on, not "as of" that day
+    q = "quillkit changes since the beginning of 2024"
+    hits = releases.search(q, k=3, now=NOW)
+    it = hits.meta["intent"]
+    assert it.mode == "range" and it.target.start == 1704067200.0  # 2024-01-01, open up to now
+    assert hits.ranked_ids[0] == "quillkit@3.7.0", hits.ranked_ids
+    assert cli_ids(capsys, releases_cli, q)[0] == "quillkit@3.7.0"

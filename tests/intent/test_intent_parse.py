@@ -339,3 +339,26 @@ def test_debian_style_versions_are_anchors(query, anchor):
 def test_a_debian_version_is_one_version_and_a_range_of_two_is_two():
     assert [sp.text for sp in parse("sqlite3 3.40.1-2+deb12u1 changes", now=NOW).spans] == ["3.40.1-2+deb12u1"]
     assert [sp.text for sp in parse("changes from 1.2-1.4", now=NOW).spans] == ["1.2", "1.4"]
+
+
+@pytest.mark.parametrize(("query", "start"), [
+    ("urllib3 changes since the beginning of 2025", t(2025, 1, 1)),
+    ("what changed since the start of March 2024", t(2024, 3, 1)),
+])
+def test_since_the_start_of_a_period_is_an_open_period(query, start):
+    it = parse(query, now=NOW)
+    assert it.mode == "range" and it.target.start == start and it.target.end >= t(2026, 8, 20), it
+
+
+@pytest.mark.parametrize(("query", "mode"), [
+    ("which pytest release deprecated yield_fixture", "specific"),
+    ("rich live display - added in which version", "specific"),
+    ("JWS support removed from itsdangerous - which version?", "specific"),
+    ("tox dropped python 3.8 when?", "specific"),
+    ("marshmallow CVE-2018-17175", "specific"),
+    # a time expression still decides; a question about the current version is not a lookup
+    ("which python version did scrapy most recently stop supporting", "recent"),
+    ("which globalprotect version are we supposed to be on", "recent"),
+])
+def test_which_release_did_something_is_a_lookup(query, mode):
+    assert parse(query, now=NOW).mode == mode

@@ -28,6 +28,10 @@ NOW = "2026-08-20T12:00:00Z"
 
 # (query, now): cases where a partial port goes wrong; every one must agree exactly.
 TRICKY: list[tuple[str, str]] = [
+    # issue 29: a "which release did X" lookup is time-off; "since the start of" a period
+    ("which pytest release deprecated yield_fixture", NOW),
+    ("JWS support removed from itsdangerous - which version?", NOW),
+    ("urllib3 changes since the beginning of 2025", NOW),
     # before / after a version or an event (issue 16)
     ("how did authentication work before the v2 change", NOW),
     ("refund policy before the July 2023 update", NOW),

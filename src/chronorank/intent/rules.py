@@ -545,6 +545,11 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     sens = default_model().score(features)
     if weak:
         mode = "recent" if sens >= 0.5 else ("specific" if mode == "specific" else "timeless")
+        if _has_cue(lang, text, ("lookup",)):
+            # "which release deprecated X", "added in which version", a CVE id: the page that
+            # names the thing answers, whenever it was published -- time off, not "recent"
+            # (and no current-event burst); the sensitivity (the gate) is unchanged
+            mode = "specific"
     topical = topical_query(query, [h for h in hits if h.cls in _OPERATOR_CLASSES], lang)
     return Intent(
         query=query,

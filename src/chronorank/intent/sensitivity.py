@@ -78,8 +78,9 @@ _EN_NOT_SUPERLATIVE = frozenset({
 _MOVING_KINDS = frozenset({"relative", "past_n", "ago", "day", "ytd"})
 
 
-# cue classes already seen as expression kinds ("recent" hits) or contained in one
-_SKIP_CUES = frozenset({"recent", "newest"})
+# cue classes already seen as expression kinds ("recent" hits) or contained in one; "lookup"
+# decides the mode only (rules._parse), the shipped model never saw it
+_SKIP_CUES = frozenset({"recent", "newest", "lookup"})
 
 
 _BUCKETS: dict[str, int] = {}  # feature name -> bucket, memoised (words repeat across queries)

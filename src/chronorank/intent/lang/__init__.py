@@ -32,7 +32,8 @@ A language file holds (all keys optional except ``code``):
   not a version ("2.9 million", "7.0 magnitude"): the index's version-conflict rule
   (:mod:`chronorank.index.version_conflict`) skips such numbers.
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
-  ``historical``, ``timeless``, ``howto``.
+  ``historical``, ``timeless``, ``howto``, ``newest``, ``lookup`` (a question asking which
+  release did something, or naming an advisory id: time off when no time expression decides).
 """
 
 from __future__ import annotations
