@@ -334,7 +334,7 @@ class TemporalIndex:
         if len(snap) == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
-            filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap.times))
+            filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap))
         )
         anchor_line = ""
         event_row = -1
@@ -356,10 +356,12 @@ class TemporalIndex:
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
         # of them for a large corpus) and the best k
         spelled = _spell_acronyms(snap, topical)
-        signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
         rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
         if rows is not None and rows.shape[0] == 0:
             return _empty_ranking(query, intent, now_s)
+        # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
+        few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
         cols = _Columns.of(snap, signals, cfg, rows)
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
@@ -525,7 +527,8 @@ class TemporalIndex:
         keywords: str | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
-        mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later).
+        mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
+        is cut later).
         ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
         out: dict[str, np.ndarray] = {}
         # the keyword signals first: after a threaded mat-vec, OpenBLAS's worker spins for a
@@ -1275,6 +1278,9 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
 #: (benchmarks/index_speed.py, ``dense_small``). Above it the rows are split between the
 #: calling thread and one worker (``_MatVec``), as BLAS splits its gemv.
 SMALL_MATVEC = 1 << 23
+#: A search over at most 1/FEW_ROWS of the documents (a filter, candidates) takes the cosines
+#: of those rows only: gathering them costs about what their share of the whole mat-vec does.
+FEW_ROWS = 8
 
 
 class _MatVec:
@@ -2008,9 +2014,13 @@ def _empty_ranking(query: str, intent: Intent, now: float) -> Ranking:
     )
 
 
-def _filter_times(times: np.ndarray) -> dict[str, np.ndarray]:
+def _filter_times(snap: _Snapshot) -> dict[str, np.ndarray]:
     """The start and end a filter on ``date`` / ``valid_from`` / ``valid_to`` reads: the
-    stores' (``stores.documents.prepare_docs``): valid_from, else the date, else updated."""
-    date, updated, valid_from, valid_to = times
-    t = np.where(np.isnan(date), updated, date)
-    return {"start": np.where(np.isnan(valid_from), t, valid_from), "end": valid_to}
+    stores' (``stores.documents.prepare_docs``): valid_from, else the date, else updated
+    (cached per index state)."""
+    hit = snap.derived.get("filter_times")
+    if hit is None:
+        date, updated, valid_from, valid_to = snap.times
+        t = np.where(np.isnan(date), updated, date)
+        hit = snap.derived["filter_times"] = {"start": np.where(np.isnan(valid_from), t, valid_from), "end": valid_to}
+    return hit
