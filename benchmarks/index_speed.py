@@ -402,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode-queries", type=int, default=20,
                     help="queries per intent mode and filter (bench_modes); 0 skips them")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--keep-others", action="store_true",
+                    help="keep the sections this run skips (dense_small, qdrant_local) from the --out file, "
+                         "listed under kept_from_previous_run")
     args = ap.parse_args(argv)
     import numpy
 
@@ -427,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
         if "search_ms" in qd:
             report["qdrant_local"]["p50_ratio_qdrant_over_ours"] = round(qd["search_ms"]["p50"] / same["search_ms"]["p50"], 1)
         print(json.dumps(report["qdrant_local"]), file=sys.stderr, flush=True)
+    if args.keep_others and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text())
+        kept = [key for key in ("dense_small", "qdrant_local") if key in old and key not in report]
+        report.update({key: old[key] for key in kept})
+        report["kept_from_previous_run"] = kept
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
     return 0
