@@ -17,7 +17,9 @@ for 3.9 ms of CPU, 5.1 ms for 3.7 ms with OPENBLAS_NUM_THREADS=1), the
 stage breakdown (the search's dense mat-vec, BM25, temporal layer), memory per document (arrays +
 resident-set growth), save/load times; then Qdrant local mode (``QdrantClient(":memory:")``,
 prefetch + exp-decay formula query) on the same data at a smaller size, against our
-index at that same size.
+index at that same size. ``modes`` (``--mode-queries``): every intent mode's query set, with
+and without a metadata filter, against the bare mat-vec + top 10 timed straight after each
+search (``bench_modes``; the target is a p50 within 1.3x of it).
 
 ``dense_small``: the changelog corpus (2,062 documents, ../shared/data/changelogs) with the
 default MiniLM embedder, every query of its set in turn: the whole search (the query
