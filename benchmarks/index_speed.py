@@ -17,7 +17,9 @@ for 3.9 ms of CPU, 5.1 ms for 3.7 ms with OPENBLAS_NUM_THREADS=1), the
 stage breakdown (the search's dense mat-vec, BM25, temporal layer), memory per document (arrays +
 resident-set growth), save/load times; then Qdrant local mode (``QdrantClient(":memory:")``,
 prefetch + exp-decay formula query) on the same data at a smaller size, against our
-index at that same size.
+index at that same size. ``modes`` (``--mode-queries``): every intent mode's query set, with
+and without a metadata filter, against the bare mat-vec + top 10 timed straight after each
+search (``bench_modes``; the target is a p50 within 1.3x of it).
 
 ``dense_small``: the changelog corpus (2,062 documents, ../shared/data/changelogs) with the
 default MiniLM embedder, every query of its set in turn: the whole search (the query
@@ -402,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode-queries", type=int, default=20,
                     help="queries per intent mode and filter (bench_modes); 0 skips them")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--keep-others", action="store_true",
+                    help="keep the sections this run skips (dense_small, qdrant_local) from the --out file, "
+                         "listed under kept_from_previous_run")
     args = ap.parse_args(argv)
     import numpy
 
@@ -427,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         if "search_ms" in qd:
             report["qdrant_local"]["p50_ratio_qdrant_over_ours"] = round(qd["search_ms"]["p50"] / same["search_ms"]["p50"], 1)
         print(json.dumps(report["qdrant_local"]), file=sys.stderr, flush=True)
+    if args.keep_others and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text())
+        kept = [key for key in ("dense_small", "qdrant_local") if key in old and key not in report]
+        report.update({key: old[key] for key in kept})
+        report["kept_from_previous_run"] = kept
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
     return 0

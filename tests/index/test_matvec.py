@@ -123,3 +123,25 @@ def test_a_forked_child_starts_its_own_worker() -> None:
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_narrow_filter_scores_its_rows_as_the_whole_mat_vec_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filter (or candidates) matching few documents takes the cosines of its rows only
+    (``core.FEW_ROWS``): the same ranking, to the bit, as cutting the whole corpus's."""
+    from chronorank.index import TemporalIndex, core
+
+    rng = np.random.default_rng(7)
+    n = 400
+    vecs = rng.standard_normal((n, DIM), dtype=np.float32)
+    docs = [{"id": f"d{i}", "text": f"alpha w{i % 13} release {i % 7}", "date": 1.7e9 - 86400.0 * i,
+             "metadata": {"project": f"p{i % 10}"}} for i in range(n)]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs, vectors=vecs)
+    q = rng.standard_normal(DIM, dtype=np.float32)
+    asks = [dict(filter={"project": "p3"}), dict(candidates=[f"d{i}" for i in range(0, n, 9)])]
+    few = [idx.search("latest alpha release", k=10, now=1.7e9, vector=q, **a) for a in asks]
+    monkeypatch.setattr(core, "FEW_ROWS", 10 * n)  # never few: every row's cosine, then cut
+    whole = [idx.search("latest alpha release", k=10, now=1.7e9, vector=q, **a) for a in asks]
+    for a, b in zip(few, whole):
+        assert a.ids == b.ids and len(a.ids) == 10
+        assert np.array_equal(a.signals["dense"], b.signals["dense"]) and np.array_equal(a.score, b.score)

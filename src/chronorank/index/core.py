@@ -335,7 +335,7 @@ class TemporalIndex:
         if len(snap) == 0:
             return _empty_ranking(query, intent, now_s)
         flt_rows = None if flt is None else np.flatnonzero(
-            filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap.times))
+            filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap))
         )
         anchor_line = ""
         event_row = -1
@@ -357,10 +357,12 @@ class TemporalIndex:
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
         # of them for a large corpus) and the best k
         spelled = _spell_acronyms(snap, topical)
-        signals = self._signals(snap, spelled, vector, cfg, ann_rows, keywords=keyword_text(spelled, intent.lang))
         rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
         if rows is not None and rows.shape[0] == 0:
             return _empty_ranking(query, intent, now_s)
+        # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
+        few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
         cols = _Columns.of(snap, signals, cfg, rows)
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
@@ -526,7 +528,8 @@ class TemporalIndex:
         keywords: str | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
-        mat-vec is the cost an ANN pool saves; BM25 stays whole-corpus and is cut later).
+        mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
+        is cut later).
         ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
         out: dict[str, np.ndarray] = {}
         # the keyword signals first: after a threaded mat-vec, OpenBLAS's worker spins for a
@@ -867,7 +870,7 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
             sel, scored.res, scored.on_topic, scored.sim, cfg, tplan.config.relative_recency, q.flatten)
         sel = None if lower is None else _exact_pool(
             snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
-            lower, calibrated=q.calibrated)
+            lower, calibrated=q.calibrated, prev=sel)
 
 
 def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
@@ -1288,6 +1291,9 @@ def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
 #: (benchmarks/index_speed.py, ``dense_small``). Above it the rows are split between the
 #: calling thread and one worker (``_MatVec``), as BLAS splits its gemv.
 SMALL_MATVEC = 1 << 23
+#: A search over at most 1/FEW_ROWS of the documents (a filter, candidates) takes the cosines
+#: of those rows only: gathering them costs about what their share of the whole mat-vec does.
+FEW_ROWS = 8
 
 
 class _MatVec:
@@ -1785,6 +1791,8 @@ class _Pooled:
     need: int  # on-topic kept documents the pool must hold
     top: float  # the corpus's best fused similarity
     widened: bool  # the second pool (``_anchor_cut``)
+    low: float = 0.0  # the corpus's lowest fused similarity
+    extra: np.ndarray | None = None  # every document taken besides the similarity cut (a mask), if any
 
 
 class _RowIds(Sequence[str]):
@@ -1836,7 +1844,7 @@ def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool
 def _exact_pool(
     snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
     intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
-    lower: float | None = None, calibrated: bool = False,
+    lower: float | None = None, calibrated: bool = False, prev: _Pooled | None = None,
 ) -> _Pooled | None:
     """The documents whose temporal scores an exact search needs, or None to score them all.
 
@@ -1850,7 +1858,8 @@ def _exact_pool(
     after the pool is scored. Not for what needs the whole corpus: version chains (group key),
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
-    second, wider pool)."""
+    second, wider pool); ``prev``: the first pool, whose other cuts the second one reuses (the
+    same values: every cut but ``lower`` is the same for both)."""
     n = sim.shape[0]
     tcfg = tplan.config
     if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
@@ -1859,60 +1868,92 @@ def _exact_pool(
     start, undated, latest = _starts(snap, cfg.time_field, has_vf)
     if undated and tcfg.missing_date not in ("keep", "drop"):
         return None
-    top = float(sim.max())
-    if not top > 0:  # NaN too: the whole corpus says which document is not finite
-        return None
-    v = min(_sample_kth(sim, max(POOL_MIN_ROWS, int(n * POOL_SHARE))), cut * top)
-    if intent.mode == "timeless" and not intent.spans:
-        v = min(v, (cfg.topical_margin or 0.5) * top)  # _title_chains reads those documents
-    if lower is not None:
-        v = min(v, lower)
-    if calibrated:  # the near tier's steps end at the best match under the cut: the pool holds it
-        v = min(v, float(np.max(sim, where=sim < cut * top, initial=-np.inf)))
-    if not v > 0:
-        return None
-    mask = sim >= v
-    tmp = np.empty_like(mask)
-    cuts: dict[str, float] = {}
-    for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
-        x = signals.get(name)
-        if x is None or floor is None:
-            continue
-        dt = np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
-        want = floor * _sample_kth(x, POOL_EXTRA)
-        c = dt.type(want)
-        if float(c) > want:
-            c = np.nextafter(c, dt.type(-np.inf))
-        if not c > 0:
-            c = np.nextafter(dt.type(0), dt.type(1))  # every document with a positive signal
-        if calibrated and name == "lead":  # the lead's near tier, as the fused one's above
-            best = float(x.max())
-            c = min(c, dt.type(np.max(x, where=x < floor * best, initial=np.nextafter(dt.type(0), dt.type(1)))))
-        np.logical_or(mask, np.greater_equal(x, c, out=tmp), out=mask)
-        cuts[name] = float(c)
-    newest: dict[float, float] = {}
-    if tcfg.relative_recency is not None and tplan.mode in ("recent", "as_of", "range"):
-        ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
-        smp = start[:: max(1, n // POOL_SAMPLE)]
-        smp = smp[smp <= ref]
-        if smp.size:
-            c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
-            with np.errstate(invalid="ignore"):
-                np.greater(start, c_t, out=tmp)
-                if latest > ref:  # documents after ref: not among its newest
-                    np.logical_and(tmp, start <= ref, out=tmp)
-                np.logical_or(mask, tmp, out=mask)
-            newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
+    extra: np.ndarray | None  # the documents taken besides the similarity cut
+    newest: dict[float, float]
+    if prev is not None:  # the second pool: the first one's cuts and documents, a lower similarity cut
+        top, low, cuts, newest, extra = prev.top, prev.low, prev.cuts, prev.info.newest, prev.extra
+        v = prev.sim_cut if lower is None else min(prev.sim_cut, lower)
+        if not v > 0:
+            return None
+        mask = sim >= v
+    else:
+        top = float(sim.max())
+        if not top > 0:  # NaN too: the whole corpus says which document is not finite
+            return None
+        v = min(_sample_kth(sim, max(POOL_MIN_ROWS, int(n * POOL_SHARE))), cut * top)
+        if intent.mode == "timeless" and not intent.spans:
+            v = min(v, (cfg.topical_margin or 0.5) * top)  # _title_chains reads those documents
+        if lower is not None:
+            v = min(v, lower)
+        if not v > 0:
+            return None
+        mask = sim >= v
+        if calibrated:  # the near tier's steps end at the best match under the cut: the pool holds it
+            u = _best_under(sim, mask, cut * top, -math.inf)
+            if u is not None and u < v:
+                v = u
+                if not v > 0:
+                    return None
+                mask = sim >= v
+        low = float(sim.min())
+        extra = None
+        cuts = {}
+        for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
+            x = signals.get(name)
+            if x is None or floor is None:
+                continue
+            dt = np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
+            want = floor * _sample_kth(x, POOL_EXTRA)
+            c = dt.type(want)
+            if float(c) > want:
+                c = np.nextafter(c, dt.type(-np.inf))
+            if not c > 0:
+                c = np.nextafter(dt.type(0), dt.type(1))  # every document with a positive signal
+            hit = np.greater_equal(x, c)
+            if calibrated and name == "lead":  # the lead's near tier, as the fused one's above
+                tiny = np.nextafter(dt.type(0), dt.type(1))
+                u = _best_under(x, hit, floor * float(x.max()), tiny)
+                if u is not None and dt.type(u) < c:
+                    c = dt.type(u)
+                    hit = np.greater_equal(x, c)
+            extra = hit if extra is None else np.logical_or(extra, hit, out=extra)
+            cuts[name] = float(c)
+        newest = {}
+        if tcfg.relative_recency is not None and tplan.mode in ("recent", "as_of", "range"):
+            ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
+            smp = start[:: max(1, n // POOL_SAMPLE)]
+            smp = smp[smp <= ref]
+            if smp.size:
+                c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
+                with np.errstate(invalid="ignore"):
+                    hit = np.greater(start, c_t)
+                    if latest > ref:  # documents after ref: not among its newest
+                        np.logical_and(hit, start <= ref, out=hit)
+                extra = hit if extra is None else np.logical_or(extra, hit, out=extra)
+                newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
+    if extra is not None:
+        np.logical_or(mask, extra, out=mask)
     rows = np.flatnonzero(mask)
     if rows.shape[0] > n // 4:
         return None
     # the corpus's lowest similarity and the outside's bound, as the temporal layer sees them
-    edge = np.array([top, float(sim.min()), v])
+    edge = np.array([top, low, v])
     if flatten and cfg.topical_margin is not None:
         edge = _flatten_top(edge, cfg.topical_margin, cfg.tie_break)
     info = Pool(size=n, low=float(edge[1]), outside=float(edge[2]), newest=newest)
     need = max(int(k), VERSION_POOL if cfg.version_floor is not None else 0)
-    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=lower is not None)
+    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=lower is not None,
+                   low=low, extra=extra)
+
+
+def _best_under(x: np.ndarray, at_least: np.ndarray, below: float, initial: float) -> float | None:
+    """``np.max(x, where=x < below, initial=initial)`` when it is below the cut ``at_least``
+    marks (``x >= c``); None when it is not (an entry at or above the cut is below ``below``,
+    so the maximum is at least the cut): the cut's entries are read first, the whole array
+    only when none of them is below ``below``."""
+    if bool((x[at_least] < below).any()):
+        return None
+    return float(np.max(x, where=x < below, initial=initial))
 
 
 def _pool_holds(
@@ -2021,9 +2062,13 @@ def _empty_ranking(query: str, intent: Intent, now: float) -> Ranking:
     )
 
 
-def _filter_times(times: np.ndarray) -> dict[str, np.ndarray]:
+def _filter_times(snap: _Snapshot) -> dict[str, np.ndarray]:
     """The start and end a filter on ``date`` / ``valid_from`` / ``valid_to`` reads: the
-    stores' (``stores.documents.prepare_docs``): valid_from, else the date, else updated."""
-    date, updated, valid_from, valid_to = times
-    t = np.where(np.isnan(date), updated, date)
-    return {"start": np.where(np.isnan(valid_from), t, valid_from), "end": valid_to}
+    stores' (``stores.documents.prepare_docs``): valid_from, else the date, else updated
+    (cached per index state)."""
+    hit = snap.derived.get("filter_times")
+    if hit is None:
+        date, updated, valid_from, valid_to = snap.times
+        t = np.where(np.isnan(date), updated, date)
+        hit = snap.derived["filter_times"] = {"start": np.where(np.isnan(valid_from), t, valid_from), "end": valid_to}
+    return hit
