@@ -392,8 +392,9 @@ class _LazyRowOf(Mapping[str, int]):
 
 class LazyRecords(Records):
     """The records of a loaded index, read from its ``docs.jsonl`` when asked for: the rows of
-    a search's hits each parse one line; a whole column (a metadata filter's first field, the
-    ids for ``get``/``add``) parses every line once, as a load used to."""
+    a search's hits each parse one line; the ids (``get``, ``ids``) are read alone
+    (:meth:`DocLines.ids`); another whole column (a metadata filter's first field, ``add``)
+    parses every line once, as a load used to."""
 
     __slots__ = ("lines",)
 
