@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         report["first_get_after_load_s"] = round(_ms(loaded.get, "doc17") / 1000, 2)
         report["second_get_ms"] = round(_ms(loaded.get, "doc18"), 3)
         report["ids_after_get_s"] = round(_ms(getattr, loaded, "ids") / 1000, 3)
+        one = {"id": "added-after-load", "text": "w1 w2 release 9.9.9", "date": "2026-01-01"}
+        report["first_add_after_load_s"] = round(_ms(loaded.add, [one]) / 1000, 3)
+        report["search_after_that_add_ms"] = round(_ms(loaded.search, queries[1], k=10, now=NOW), 1)
         del loaded
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     report["loadavg_end"] = list(os.getloadavg())

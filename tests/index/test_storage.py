@@ -308,4 +308,14 @@ def test_get_and_ids_after_a_load_read_the_ids_alone(saved, monkeypatch):
     assert parsed == [len(DOCS), len(DOCS) + 1]  # the escaped and the long id's lines only
     assert loaded.get("proj@1.3") == idx.get("proj@1.3") and all(d["id"] in loaded for d in odd)
     assert parsed == [len(DOCS), len(DOCS) + 1, 3]
-    assert loaded._snap.records.lines._cols is None  # no whole-record parse
+    lines = loaded._snap.records.lines
+    assert lines._cols is None  # no whole-record parse
+    # an add after the load parses no stored record either; rows read their lines on demand
+    new = {"id": "fresh", "text": "proj 9.9. fresh caching change", "date": "2025-12-01"}
+    loaded.add([new])
+    idx.add([new])
+    assert len(parsed) == 3 and lines._cols is None
+    assert _results(loaded) == _results(idx)
+    assert loaded.get("fresh") == idx.get("fresh") and loaded.get("proj@1.5") == idx.get("proj@1.5")
+    again = TemporalIndex.load(loaded.save(path.parent / "again"))
+    assert list(again._snap.records) == list(idx._snap.records) and again.ids == idx.ids

@@ -167,7 +167,7 @@ class DocLines:
     column is needed (:meth:`columns`). ``corrupt(what)`` makes the error a damaged line
     raises (storage's ``CorruptIndex`` naming the file)."""
 
-    __slots__ = ("buf", "starts", "corrupt", "_cols", "_row_of", "_ids", "_lock")
+    __slots__ = ("buf", "starts", "corrupt", "_cols", "_row_of", "_ids", "_lock", "_last")
 
     def __init__(self, buf: Any, starts: np.ndarray, corrupt: Callable[[str], Exception]) -> None:
         self.buf = buf
@@ -177,6 +177,8 @@ class DocLines:
         self._row_of: dict[str, int] | None = None
         self._ids: list[str] | None = None
         self._lock = threading.Lock()
+        # the last line read as columns (:meth:`one`): a record's seven fields, one parse
+        self._last: tuple[int, Records] | None = None
 
     def __len__(self) -> int:
         return int(self.starts.shape[0]) - 1
@@ -202,6 +204,15 @@ class DocLines:
         if ids is not None and ids[i] != rec["id"]:  # e.g. a crafted line naming "id" twice
             raise self.corrupt(f"docs.jsonl line {i + 1} gives two ids")
         return rec
+
+    def one(self, i: int) -> Records:
+        """Line ``i`` as one-row columns (the last one asked for is kept)."""
+        last = self._last
+        if last is not None and last[0] == i:
+            return last[1]
+        got = _one(self.parse(i))
+        self._last = (i, got)
+        return got
 
     def ids(self) -> list[str]:
         """Every record's id (distinct, else CorruptIndex), read from the start of its line without parsing the rest
@@ -331,7 +342,7 @@ class _LazyColumn(Sequence[Any]):
     def __getitem__(self, i: int | slice) -> Any:
         cols = self.lines._cols
         if cols is None and not isinstance(i, slice):
-            return self.pick(_one(self.lines.parse(i)))[0]
+            return self.pick(self.lines.one(i))[0]
         return self.pick(self.lines.columns())[i]
 
     def __iter__(self) -> Iterator[Any]:
@@ -359,7 +370,7 @@ class _IdColumn(Sequence[str]):
     def __getitem__(self, i: int | slice) -> str | list[str]:
         ids = self.lines._ids
         if ids is None and not isinstance(i, slice):
-            return str(self.lines.parse(i)["id"])
+            return str(self.lines.one(i).ids[0])
         return self.lines.ids()[i]
 
     def __iter__(self) -> Iterator[str]:
@@ -413,7 +424,7 @@ class LazyRecords(Records):
         cols = self.lines._cols
         if cols is not None:
             return cols.record(i)
-        return _one(self.lines.parse(i)).record(0)
+        return self.lines.one(i).record(0)
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
@@ -421,7 +432,10 @@ class LazyRecords(Records):
         return self.record(i)
 
     def __add__(self, other: Sequence[Mapping[str, Any]]) -> Records:
-        return self.lines.columns() + other
+        """This file's columns, still lazy, with ``other`` appended (an ``add`` after a load
+        parses no stored record; a row of the result reads its line when asked for)."""
+        cols = self.lines._cols
+        return cols + other if cols is not None else Records.__add__(self, other)
 
     def take(self, rows: np.ndarray | Sequence[int]) -> Records:
         return Records.from_dicts([self.record(i) for i in np.asarray(rows, dtype=np.int64).tolist()])
