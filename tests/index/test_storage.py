@@ -284,3 +284,38 @@ def test_damaged_lead_files_are_refused(saved, attack):
     _forge_generation(path, edit, drop=drop, replace=replace)
     with pytest.raises(CorruptIndex, match="lead"):
         TemporalIndex.load(path)
+
+
+def test_get_and_ids_after_a_load_read_the_ids_alone(saved, monkeypatch):
+    """The first ``get``, ``in`` or ``ids`` after a load reads each line's id from its start
+    (records.DocLines.ids) and parses only the record asked for, not every line; ids whose
+    JSON holds escapes are parsed whole and come out the same."""
+    from chronorank.index import records
+    from chronorank.index.records import DocLines
+
+    monkeypatch.setattr(records, "_ID_BATCH", 4)  # several batches, some with a line parsed whole
+    idx = TemporalIndex(embedder=None)  # no group key: the load reads no metadata column
+    odd = [{"id": 'q"uote\\back\u00e9\n', "text": "escaped id", "date": "2025-01-01"},
+           {"id": "long-" + "x" * 300, "text": "an id longer than the scan's window", "date": "2025-01-01"},
+           {"id": "Zürich→東京", "text": "a non-ASCII id, read by the scan", "date": "2025-01-01"}]
+    idx.add(DOCS + odd)
+    path = idx.save(saved[1].parent / "plain")
+    parsed: list[int] = []
+    real = DocLines.parse
+    monkeypatch.setattr(DocLines, "parse", lambda self, i: parsed.append(i) or real(self, i))
+    loaded = TemporalIndex.load(path)
+    assert loaded.ids == idx.ids
+    assert parsed == [len(DOCS), len(DOCS) + 1]  # the escaped and the long id's lines only
+    assert loaded.get("proj@1.3") == idx.get("proj@1.3") and all(d["id"] in loaded for d in odd)
+    assert parsed == [len(DOCS), len(DOCS) + 1, 3]
+    lines = loaded._snap.records.lines
+    assert lines._cols is None  # no whole-record parse
+    # an add after the load parses no stored record either; rows read their lines on demand
+    new = {"id": "fresh", "text": "proj 9.9. fresh caching change", "date": "2025-12-01"}
+    loaded.add([new])
+    idx.add([new])
+    assert len(parsed) == 3 and lines._cols is None
+    assert _results(loaded) == _results(idx)
+    assert loaded.get("fresh") == idx.get("fresh") and loaded.get("proj@1.5") == idx.get("proj@1.5")
+    again = TemporalIndex.load(loaded.save(path.parent / "again"))
+    assert list(again._snap.records) == list(idx._snap.records) and again.ids == idx.ids

@@ -330,3 +330,19 @@ def test_a_symlinked_lock_is_refused_and_its_target_not_created(saved):
     with pytest.raises(StoreError, match="LOCK"):
         idx.save(root)
     assert not target.exists()
+
+
+def test_a_line_naming_two_ids_is_refused_when_read(saved):
+    """Ids are read from the start of each line (records.DocLines.ids) without parsing the
+    rest; a line whose JSON names another id (a repeated key: the last one wins) is refused
+    when that record is read, not served under the wrong id."""
+    root, gen = saved
+    lines = (gen / "docs.jsonl").read_bytes().splitlines(keepends=True)
+    assert lines[0].startswith(b'{"id": "d0", ')
+    lines[0] = lines[0].replace(b'{"id": "d0", ', b'{"id": "d0", "id": "zz", ', 1)
+    _forge(root, gen, "docs.jsonl", b"".join(lines))
+    idx = TemporalIndex.load(root)
+    assert idx.get("d1")["id"] == "d1"
+    with pytest.raises(CorruptIndex) as ei:
+        idx.get("d0")
+    assert "docs.jsonl line 1" in str(ei.value)

@@ -167,7 +167,7 @@ class DocLines:
     column is needed (:meth:`columns`). ``corrupt(what)`` makes the error a damaged line
     raises (storage's ``CorruptIndex`` naming the file)."""
 
-    __slots__ = ("buf", "starts", "corrupt", "_cols", "_row_of", "_lock")
+    __slots__ = ("buf", "starts", "corrupt", "_cols", "_row_of", "_ids", "_lock", "_last")
 
     def __init__(self, buf: Any, starts: np.ndarray, corrupt: Callable[[str], Exception]) -> None:
         self.buf = buf
@@ -175,7 +175,10 @@ class DocLines:
         self.corrupt = corrupt
         self._cols: Records | None = None
         self._row_of: dict[str, int] | None = None
+        self._ids: list[str] | None = None
         self._lock = threading.Lock()
+        # the last line read as columns (:meth:`one`): a record's seven fields, one parse
+        self._last: tuple[int, Records] | None = None
 
     def __len__(self) -> int:
         return int(self.starts.shape[0]) - 1
@@ -197,7 +200,81 @@ class DocLines:
         if not (type(rec) is dict and type(rec.get("id")) is str and type(rec.get("text")) is str
                 and type(rec.get("metadata")) is dict):
             raise self.corrupt(f"docs.jsonl line {i + 1} is not a document record")
+        ids = self._ids
+        if ids is not None and ids[i] != rec["id"]:  # e.g. a crafted line naming "id" twice
+            raise self.corrupt(f"docs.jsonl line {i + 1} gives two ids")
         return rec
+
+    def one(self, i: int) -> Records:
+        """Line ``i`` as one-row columns (the last one asked for is kept)."""
+        last = self._last
+        if last is not None and last[0] == i:
+            return last[1]
+        got = _one(self.parse(i))
+        self._last = (i, got)
+        return got
+
+    def ids(self) -> list[str]:
+        """Every record's id (distinct, else CorruptIndex), read from the start of its line without parsing the rest
+        (``save`` writes the id first: ``{"id": "..."``); a line that starts otherwise, or
+        whose id holds an escape, is parsed whole. :meth:`parse` checks a record it reads
+        against these ids, so a line whose JSON says otherwise is refused, not believed."""
+        got = self._ids
+        if got is None:
+            with self._lock:
+                got = self._ids
+                if got is None:
+                    got = self._scan_ids()
+                    self._make_row_of(got)  # refuses a file that repeats an id
+                    self._ids = got
+        return got
+
+    def _scan_ids(self) -> list[str]:
+        if self._cols is not None:
+            return list(self._cols.ids)
+        n = len(self)
+        out: list[str] = []
+        for a in range(0, n, _ID_BATCH):
+            out.extend(self._scan_id_batch(a, min(n, a + _ID_BATCH)))
+        return out
+
+    def _scan_id_batch(self, lo: int, hi: int) -> list[str]:
+        """The ids of lines ``lo .. hi``: in numpy, each line's first ``_ID_WINDOW`` bytes
+        after ``{"id": "`` up to the closing quote, joined by newlines (raw JSON holds none)
+        and decoded at once; a line whose id holds an escape, runs past the window or does
+        not start so is parsed whole."""
+        buf, width = self.buf, len(_ID_HEAD)
+        raw = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(1, dtype=np.uint8)
+        size = raw.shape[0]
+        a = self.starts[lo:hi]
+        end = self.starts[lo + 1 : hi + 1] - 1  # each line's newline
+        pos = np.minimum(a[:, None] + np.arange(width + _ID_WINDOW), size - 1)
+        win = raw[pos]
+        ok = (win[:, :width] == _ID_HEAD_ARR).all(axis=1)
+        body = win[:, width:]
+        quote = body == 34
+        length = quote.argmax(axis=1)
+        ok &= quote.any(axis=1) & (a + width + length < end)
+        cols = np.arange(_ID_WINDOW)
+        ok &= ~((body == 92) & (cols < length[:, None])).any(axis=1)  # no backslash in the id
+        body = body.copy()
+        body[np.arange(body.shape[0]), length] = 10
+        keep = (cols <= length[:, None]) & ok[:, None]
+        try:
+            got = body[keep].tobytes().decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            got = None
+        if got is None or not ok.all():
+            good = iter(got) if got is not None else None
+            ids: list[str] = []
+            for i, fine in enumerate(ok.tolist()):
+                if fine and good is not None:
+                    ids.append(next(good))
+                else:
+                    ids.append(str(self.parse(lo + i)["id"]))
+            return ids
+        got.pop()  # after the last newline
+        return got
 
     def columns(self) -> Records:
         """Every record as columns (parsed once, on the first need of a whole column)."""
@@ -207,23 +284,40 @@ class DocLines:
                 cols = self._cols
                 if cols is None:
                     cols = Records.from_dicts([self.parse(i) for i in range(len(self))])
-                    row_of = {d: i for i, d in enumerate(cols.ids)}
-                    if len(row_of) != len(cols):
-                        raise self.corrupt("docs.jsonl repeats a document id")
-                    self._row_of, self._cols = row_of, cols
+                    if self._ids is None:
+                        self._ids = list(cols.ids)
+                    self._make_row_of(self._ids)  # refuses a file that repeats an id
+                    self._cols = cols
         return cols
 
     def row_of(self) -> dict[str, int]:
-        """id -> row (:meth:`columns` refuses a file that repeats an id)."""
-        self.columns()
-        assert self._row_of is not None
-        return self._row_of
+        """id -> row, from :meth:`ids` (a file that repeats an id is refused)."""
+        got = self._row_of
+        return got if got is not None else self._make_row_of(self.ids())
+
+    def _make_row_of(self, ids: list[str]) -> dict[str, int]:
+        got = self._row_of
+        if got is None:
+            got = dict(zip(ids, range(len(ids))))
+            if len(got) != len(ids):
+                raise self.corrupt("docs.jsonl repeats a document id")
+            self._row_of = got
+        return got
 
 
 def _one(rec: dict[str, Any]) -> Records:
     """One parsed line as columns (what :meth:`Records.from_dicts` stores for it)."""
     return Records([rec["id"]], [rec["text"]], tuple([rec.get(name)] for name in TIME_COLUMNS),
                    [rec.get("metadata") or None])
+
+
+#: how ``save`` begins every line of docs.jsonl (``json.dumps`` of a record, id first)
+_ID_HEAD = b'{"id": "'
+_ID_HEAD_ARR = np.frombuffer(_ID_HEAD, dtype=np.uint8)
+#: id bytes read per line by the vectorised scan (a longer id: its line is parsed whole)
+_ID_WINDOW = 96
+#: lines per batch of that scan (a batch's window array: _ID_BATCH * (8 + _ID_WINDOW) bytes)
+_ID_BATCH = 1 << 15
 
 
 class _LazyColumn(Sequence[Any]):
@@ -248,11 +342,39 @@ class _LazyColumn(Sequence[Any]):
     def __getitem__(self, i: int | slice) -> Any:
         cols = self.lines._cols
         if cols is None and not isinstance(i, slice):
-            return self.pick(_one(self.lines.parse(i)))[0]
+            return self.pick(self.lines.one(i))[0]
         return self.pick(self.lines.columns())[i]
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.pick(self.lines.columns()))
+
+
+class _IdColumn(Sequence[str]):
+    """The ids of :class:`DocLines`: one row read parses its line (a search's hits), a whole
+    column read scans the ids alone (:meth:`DocLines.ids`), not every record."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: DocLines) -> None:
+        self.lines = lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        ids = self.lines._ids
+        if ids is None and not isinstance(i, slice):
+            return str(self.lines.one(i).ids[0])
+        return self.lines.ids()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lines.ids())
 
 
 class _LazyRowOf(Mapping[str, int]):
@@ -281,14 +403,15 @@ class _LazyRowOf(Mapping[str, int]):
 
 class LazyRecords(Records):
     """The records of a loaded index, read from its ``docs.jsonl`` when asked for: the rows of
-    a search's hits each parse one line; a whole column (a metadata filter's first field, the
-    ids for ``get``/``add``) parses every line once, as a load used to."""
+    a search's hits each parse one line; the ids (``get``, ``ids``) are read alone
+    (:meth:`DocLines.ids`); another whole column (a metadata filter's first field, ``add``)
+    parses every line once, as a load used to."""
 
     __slots__ = ("lines",)
 
     def __init__(self, lines: DocLines) -> None:
         super().__init__(
-            _LazyColumn(lines, lambda r: r.ids), _LazyColumn(lines, lambda r: r.texts),  # type: ignore[arg-type]
+            _IdColumn(lines), _LazyColumn(lines, lambda r: r.texts),  # type: ignore[arg-type]
             tuple(_LazyColumn(lines, lambda r, c=c: r.raw_times[c]) for c in range(len(TIME_COLUMNS))),  # type: ignore[misc]
             _LazyColumn(lines, lambda r: r.metadata),  # type: ignore[arg-type]
         )
@@ -301,7 +424,7 @@ class LazyRecords(Records):
         cols = self.lines._cols
         if cols is not None:
             return cols.record(i)
-        return _one(self.lines.parse(i)).record(0)
+        return self.lines.one(i).record(0)
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
@@ -309,7 +432,10 @@ class LazyRecords(Records):
         return self.record(i)
 
     def __add__(self, other: Sequence[Mapping[str, Any]]) -> Records:
-        return self.lines.columns() + other
+        """This file's columns, still lazy, with ``other`` appended (an ``add`` after a load
+        parses no stored record; a row of the result reads its line when asked for)."""
+        cols = self.lines._cols
+        return cols + other if cols is not None else Records.__add__(self, other)
 
     def take(self, rows: np.ndarray | Sequence[int]) -> Records:
         return Records.from_dicts([self.record(i) for i in np.asarray(rows, dtype=np.int64).tolist()])

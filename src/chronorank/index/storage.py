@@ -54,12 +54,15 @@ long as ``CURRENT`` names a different generation each time), so a load during a 
 never reports a healthy index as damaged.
 
 Loading checks the format marker and version, then every file's size and sha256 against
-the manifest (``verify=True``), and memory-maps the arrays and ``docs.jsonl``. Any mismatch
-raises :class:`~chronorank.errors.CorruptIndex` naming the file. The documents are not
-parsed at the load (a million of them took seconds): the load finds where each line starts
-and checks their count; a record is parsed and checked when it is read (a search's hits,
-``get``), and the first need of a whole column (``get``, ``add``, ``delete``, ``ids``, the
-first metadata filter) parses every line once, checking that no id repeats.
+the manifest (``verify=True``; the files hashed in parallel threads, through their memory
+maps), and memory-maps the arrays and ``docs.jsonl``. Any mismatch raises
+:class:`~chronorank.errors.CorruptIndex` naming the file. The documents are not parsed at
+the load (a million of them took seconds): the load finds where each line starts and
+checks their count; a record is parsed and checked when it is read (a search's hits,
+``get``). The ids (``get``, ``in``, ``delete``, ``ids``) are read from the start of each line
+(``{"id": "...``, vectorised; records.DocLines.ids), checking that no id repeats, and a record
+read later must carry the same id; the first need of another whole column (``add``, the first
+metadata filter, a group key) parses every line once.
 
 Threat model: an index directory may come from elsewhere (a download, a shared volume).
 Loading it must not read outside it, crash, or exhaust memory: only the fixed file names
