@@ -132,12 +132,12 @@ def run(n: int, queries: int) -> dict[str, Any]:
             intent = resolve_intent(q, NOW, None)
             plan = plan_query(intent, NOW, store.config)
             svec, lvec, holding = store._query_sparse(q, plan)
-            conn = store._connection()
             plans = {}
             for method in ("exact", "lanes"):
                 sql, params = store.sql(plan, store.config.lanes, qv[1], svec, method, limit=10, lvec=lvec,
                                         holding=holding)
-                plans[method] = _plan_summary(conn, sql, params)
+                with store._borrow() as conn:
+                    plans[method] = _plan_summary(conn, sql, params)
             plans["lane_order"] = [name for name, _ in store.config.lanes.named()
                                    if name != "keyword" or svec is not None]
             plans["raw exact"] = _plan_summary(exact, raw_sql, (qv[1],))

@@ -18,6 +18,6 @@ def test_with_block_closes_the_store(factory: Any) -> None:
             store.add([{"id": "a", "text": "release notes", "date": "2024-01-01"}])
             assert store.search("release notes", k=1, now=NOW).ids == ["a"]
         if factory.kind == "pgvector":
-            assert store._conn is None
+            assert store._pool is None  # every pooled connection closed
         del store
         gc.collect()

@@ -41,6 +41,8 @@ import json
 import math
 import os
 import re
+import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -94,6 +96,13 @@ _RESERVED_WORDS = frozenset(_RESERVED_TEXT.split())
 
 
 def _check_table_name(table: Any) -> None:
+    if isinstance(table, str) and ("." in table or '"' in table or table != table.lower()):
+        raise InvalidInput(
+            f"table={table!r}: a table chronorank creates has a plain lower-case name (its own tables "
+            "'<name>_vec' and '<name>_df' sit next to it), e.g. 'docs'; put it in another schema with the "
+            "connection's search_path (dsn '...?options=-csearch_path%3Dcontent'). Schema-qualified and "
+            "quoted names are for a table of yours read through columns=."
+        )
     if not isinstance(table, str) or not _NAME.fullmatch(table):
         raise InvalidInput(f"table={table!r}; use lower-case letters, digits and '_' (at most 41), e.g. 'docs'.")
     if table in _RESERVED_WORDS or table == "chronorank_schema":
@@ -102,6 +111,26 @@ def _check_table_name(table: Any) -> None:
     if table.endswith("_df"):
         raise InvalidInput(f"table={table!r}: names ending in '_df' are taken by the frequency tables "
                            f"(table 'x' keeps its frequencies in 'x_df'); choose another name.")
+
+
+_IDENT = r'"((?:[^"\x00]|"")+)"|([A-Za-z_][A-Za-z0-9_$]*)'
+_RELATION = re.compile(rf"(?:{_IDENT})(?:\.(?:{_IDENT}))?")
+
+
+def _relation_name(table: Any) -> str:
+    """A mapped table's name as SQL: ``articles``, ``content.articles``, ``"Articles"`` or
+    ``content."My Table"`` (unquoted parts fold to lower case, as PostgreSQL folds them), each
+    part quoted in the result."""
+    m = _RELATION.fullmatch(table) if isinstance(table, str) else None
+    if m is None:
+        raise InvalidInput(
+            f"table={table!r}; give a table name as PostgreSQL writes it: 'articles', 'content.articles', "
+            "'\"Articles\"' or 'content.\"My Table\"' (quoted parts keep their case)."
+        )
+    g = m.groups()
+    parts = [q.replace('""', '"') if q is not None else p.lower()
+             for q, p in (g[0:2], g[2:4]) if q is not None or p is not None]
+    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
 
 
 def _nul_field(rec: Mapping[str, Any]) -> str | None:
@@ -211,10 +240,15 @@ class PgVectorStore:
         b: float | None = None,
         connect_timeout: int = 10,
         columns: Mapping[str, str] | None = None,
+        pool_size: int = 8,
     ) -> None:
         if not isinstance(dsn, str) or not dsn:
             raise InvalidInput(f"dsn={dsn!r}; give a connection string such as 'postgresql://postgres@localhost:5432/postgres'.")
-        _check_table_name(table)
+        if columns is None:
+            _check_table_name(table)
+            self._rel = table
+        else:  # a table of yours: any name PostgreSQL accepts, schema-qualified or quoted
+            self._rel = _relation_name(table)
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
         if bad_dates not in ("raise", "missing"):
@@ -236,22 +270,33 @@ class PgVectorStore:
         self.avgdl: float | None = None
         self.lead_avgdl: float | None = None
         self.lead_tokens = int(self.config.index.lead_tokens)
-        self._conn: Any = None
-        self._ef = 0
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise InvalidInput(f"pool_size={pool_size!r}; give a positive integer such as 8 (connections at most).")
+        self.pool_size = pool_size
+        self._pool: _Pool | None = None
+        self._local = threading.local()  # the connection this thread holds (see _borrow)
         self.columns = _check_columns(columns)
         self._source: str | None = None  # the read-only SELECT over a mapped table
         self._load_meta()
 
     # ------------------------------------------------------------------ connection
 
-    def _connection(self) -> Any:
-        if self._conn is not None and not self._conn.closed:
-            return self._conn
+    def _connect(self) -> Any:
+        """A new connection, set up for the store (pgvector's types, iterative HNSW scans)."""
         psycopg = require("psycopg", extra="pgvector", package="psycopg")
         pgv = require("pgvector.psycopg", extra="pgvector", package="pgvector")
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.errors.InsufficientPrivilege:
+                # a read-only role: fine where the extension is there already
+                if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchall():
+                    conn.close()
+                    raise ChronorankError(
+                        "the pgvector extension is not installed in this database and this role may not "
+                        "create it; ask its owner to run CREATE EXTENSION vector, or connect as a role "
+                        "that may.") from None
             pgv.register_vector(conn)
             conn.execute("SET hnsw.iterative_scan = relaxed_order")
         except psycopg.OperationalError as exc:
@@ -265,33 +310,60 @@ class PgVectorStore:
                 f"dsn={self.dsn!r} is not a valid connection string ({exc}); write it as "
                 "'postgresql://user@host:5432/db' or 'host=... port=... dbname=...'.", self.dsn)
             ) from None
-        self._conn, self._ef = conn, 0
         return conn
+
+    @contextlib.contextmanager
+    def _borrow(self) -> Iterator[Any]:
+        """This thread's connection: one from the pool for the outermost call (a transaction and
+        every statement inside it share it), returned to the pool after."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        if self._pool is None:
+            self._pool = _Pool(self._connect, self.pool_size)
+        pool = self._pool
+        conn = pool.get()
+        self._local.conn = conn
+        try:
+            yield conn
+        finally:
+            self._local.conn = None
+            pool.put(conn)
 
     def _run(self, sql: str, params: Any = None, *, fetch: bool = True, many: list[Any] | None = None) -> list[Any]:
         psycopg = require("psycopg", extra="pgvector", package="psycopg")
-        conn = self._connection()
-        try:
-            with conn.cursor() as cur:
-                if many is not None:
-                    cur.executemany(sql, many)
-                    return []
-                cur.execute(sql, params)
-                return cur.fetchall() if fetch and cur.description is not None else []
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        with self._borrow() as conn:
             try:
-                conn.close()
-            finally:
-                self._conn = None
-            raise StoreError(
-                f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: "
-                f"{_scrub(exc, self.dsn)}); nothing was retried -- call again and the store reconnects."
-            ) from None
+                with conn.cursor() as cur:
+                    if many is not None:
+                        cur.executemany(sql, many)
+                        return []
+                    cur.execute(sql, params)
+                    return cur.fetchall() if fetch and cur.description is not None else []
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise StoreError(
+                    f"PostgreSQL refused this role a statement for table {self.table!r}: "
+                    f"{_scrub(exc, self.dsn).strip().splitlines()[0]}. "
+                    "Searching needs SELECT only (on a table of yours read through columns=, or on a chronorank "
+                    "table, its _vec and _df tables and chronorank_schema); add() and delete() need INSERT, "
+                    "UPDATE and DELETE there, and the first add() CREATE on the schema: GRANT them, or connect "
+                    "as a role that has them."
+                ) from None
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                conn.close()  # the pool drops it, and the idle ones (a restart took them too)
+                if self._pool is not None:
+                    self._pool.discard_idle()
+                raise StoreError(
+                    f"the PostgreSQL connection was lost during the query ({type(exc).__name__}: "
+                    f"{_scrub(exc, self.dsn)}); nothing was retried -- call again and the store reconnects."
+                ) from None
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close every pooled connection (a later call opens new ones)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def __enter__(self) -> Any:
         return self
@@ -300,7 +372,8 @@ class PgVectorStore:
         self.close()
 
     async def asearch(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
-        """:meth:`search` in a worker thread (psycopg serialises use of the one connection)."""
+        """:meth:`search` in a worker thread, on its own pooled connection (``pool_size`` searches
+        run at once)."""
         import asyncio
 
         return await asyncio.to_thread(self.search, query, k, now, **kwargs)
@@ -314,12 +387,28 @@ class PgVectorStore:
     # ------------------------------------------------------------------ schema
 
     def _load_meta(self) -> None:
-        self._run(
-            "CREATE TABLE IF NOT EXISTS chronorank_schema (tbl text PRIMARY KEY, version int NOT NULL, "
-            "dim int NOT NULL, avgdl float8 NOT NULL, k1 float8 NOT NULL, b float8 NOT NULL, "
-            "n_docs bigint NOT NULL DEFAULT 0)",
-            fetch=False,
-        )
+        # what may this role read, and is chronorank's bookkeeping there (one round trip)
+        (readable,) = self._run(
+            "SELECT CASE WHEN to_regclass('chronorank_schema') IS NULL THEN NULL "
+            "ELSE has_table_privilege('chronorank_schema', 'SELECT') END"
+        )[0]
+        if self.columns is not None:
+            # a table of yours, read-only: SELECT on it is all it needs (nothing is created)
+            if readable and '"."' not in self._rel and self._run(
+                    "SELECT 1 FROM chronorank_schema WHERE tbl = %s", (self._rel.strip('"'),)):
+                raise InvalidInput(
+                    f"table {self.table!r} was created by chronorank; open it without columns= (that maps tables "
+                    "chronorank did not create)."
+                )
+            self._open_foreign()
+            return
+        if readable is None:
+            self._run(
+                "CREATE TABLE IF NOT EXISTS chronorank_schema (tbl text PRIMARY KEY, version int NOT NULL, "
+                "dim int NOT NULL, avgdl float8 NOT NULL, k1 float8 NOT NULL, b float8 NOT NULL, "
+                "n_docs bigint NOT NULL DEFAULT 0)",
+                fetch=False,
+            )
         # schema 2: the lead's length statistics, per table
         has = self._run(
             "SELECT 1 FROM information_schema.columns WHERE table_name = 'chronorank_schema' "
@@ -333,18 +422,13 @@ class PgVectorStore:
             )
         rows = self._run("SELECT version, dim, avgdl FROM chronorank_schema WHERE tbl = %s", (self.table,))
         if not rows:
-            if self.columns is None and self.table.endswith(VEC):
+            if self.table.endswith(VEC):
                 raise InvalidInput(
                     f"table={self.table!r}: names ending in '{VEC}' are taken by the scoring tables (table 'x' "
                     f"keeps its vectors in 'x{VEC}'); choose another name."
                 )
             self._open_foreign()
             return
-        if self.columns is not None:
-            raise InvalidInput(
-                f"table {self.table!r} was created by chronorank; open it without columns= (that maps tables "
-                "chronorank did not create)."
-            )
         version, dim, avgdl = rows[0]
         if version > SCHEMA_VERSION:
             raise InvalidInput(
@@ -366,9 +450,8 @@ class PgVectorStore:
         (a concurrent opener waits, then finds it done); any error rolls every step back."""
         assert self.dim is not None
         steps = _migrations(self.table, self.dim)
-        conn = self._connection()
         try:
-            with conn.transaction():
+            with self._borrow() as conn, conn.transaction():
                 rows = self._run("SELECT version FROM chronorank_schema WHERE tbl = %s FOR UPDATE", (self.table,))
                 for v in range(int(rows[0][0]) + 1, SCHEMA_VERSION + 1):
                     if v not in steps:
@@ -415,7 +498,7 @@ class PgVectorStore:
 
     def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
         # the schema row and the tables in one transaction: a failure leaves neither behind
-        with self._connection().transaction():
+        with self._borrow() as conn, conn.transaction():
             made = self._run(
                 "INSERT INTO chronorank_schema (tbl, version, dim, avgdl, k1, b, lead_avgdl, lead_tokens, n_docs) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 0) ON CONFLICT (tbl) DO NOTHING RETURNING tbl",
@@ -446,14 +529,14 @@ class PgVectorStore:
     def _open_foreign(self) -> None:
         """A table without a chronorank schema row: read it through ``columns=``, or refuse it
         now (naming what it lacks) rather than fail half-way through the first ``add``."""
-        t = self.table
+        t, rel = self.table, self._rel
         cols = {
             name: (dtype, udt, fmt)
             for name, dtype, udt, fmt in self._run(
                 "SELECT a.attname, format_type(a.atttypid, NULL), t.typname, format_type(a.atttypid, a.atttypmod) "
                 "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
                 "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped",
-                (t,),
+                (rel,),
             )
         }
         if self.columns is None:
@@ -480,7 +563,7 @@ class PgVectorStore:
         if emb[1] != "vector":
             raise InvalidInput(f"column {c['embedding']!r} of {t!r} is {emb[0]}, not a pgvector vector; map a vector column.")
         m = re.match(r"vector\((\d+)\)", emb[2])
-        q = {role: f'"{name}"' for role, name in c.items()}
+        q = {role: f'x."{name}"' for role, name in c.items()}
         if "date" in c:
             kind = cols[c["date"]][0]
             if kind in ("timestamp with time zone", "timestamp without time zone", "date"):
@@ -501,18 +584,21 @@ class PgVectorStore:
             meta = f"COALESCE({q['metadata']}::jsonb, '{{}}'::jsonb)"
         else:
             meta = "'{}'::jsonb"
+        # what a filter reads: the metadata column's keys and the table's own columns (a column
+        # wins over a metadata key of the same name; the vector is left out)
+        emb_key = c["embedding"].replace("'", "''")
         self._source = (
             f"SELECT {q['id']}::text AS doc, {q['id']}::text AS id, {q['text']}::text AS text, jsonb_build_object('id', {q['id']}::text, "
             f"'text', {q['text']}::text, 'date', {date}, 'metadata', {meta}) AS record, {start} AS t_start, "
             f"NULL::float8 AS t_end, {q['embedding']} AS embedding, NULL::sparsevec AS sparse, "
-            f"NULL::sparsevec AS lead FROM {t}"
+            f"NULL::sparsevec AS lead, {meta} || (to_jsonb(x) - '{emb_key}') AS filt FROM {rel} x"
         )
         # a mapped table has no BM25 columns: dense similarity and time only
         self.config = self.config.replace(keyword_weight=0.0, lead_weight=0.0)
         if m:
             self.dim = int(m.group(1))
         else:
-            row = self._run(f"SELECT vector_dims({q['embedding']}) FROM {t} LIMIT 1")
+            row = self._run(f"SELECT vector_dims({q['embedding']}) FROM {rel} x LIMIT 1")
             self.dim = int(row[0][0]) if row else None
 
     def _writable(self) -> None:
@@ -615,9 +701,8 @@ class PgVectorStore:
         stay exact); a database error rolls everything back and is raised as InvalidInput (the
         data was refused) or StoreError (the database failed)."""
         psycopg = require("psycopg", extra="pgvector", package="psycopg")
-        conn = self._connection()
         try:
-            with conn.transaction():
+            with self._borrow() as conn, conn.transaction():
                 self._run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"chronorank:{self.table}",), fetch=False)
                 yield
         except ChronorankError:
@@ -668,7 +753,7 @@ class PgVectorStore:
         if self.dim is None:
             return 0
         if self._source is not None:  # a mapped table keeps no count
-            return int(self._run(f"SELECT count(*) FROM {self.table}")[0][0])
+            return int(self._run(f"SELECT count(*) FROM {self._rel}")[0][0])
         return int(self._run("SELECT n_docs FROM chronorank_schema WHERE tbl = %s", (self.table,))[0][0])
 
     # ------------------------------------------------------------------ search
@@ -707,13 +792,14 @@ class PgVectorStore:
         svec, lvec, holding = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None, None)
         if plan.client:
             method = "lanes"
-        need_ef = max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)
-        if need_ef != self._ef:
-            self._run(f"SET hnsw.ef_search = {min(int(need_ef), 1000)}", fetch=False)
-            self._ef = need_ef
+        need_ef = min(int(max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)), 1000)
         sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec,
                                filter=user_filter, holding=holding)
-        rows = self._run(sql, params)
+        with self._borrow() as conn:  # the setting and the statement on one connection
+            if self._pool is not None and self._pool.ef.get(conn) != need_ef:
+                self._run(f"SET hnsw.ef_search = {need_ef}", fetch=False)
+                self._pool.ef[conn] = need_ef
+            rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
         cand = _candidates(rows, lead=lvec is not None)
@@ -754,7 +840,9 @@ class PgVectorStore:
         vt, wt = (f"{self.table}{VEC}", self.table) if own else ("src", "src")
         params: dict[str, Any] = {"q": qvec, "sq": svec, "lq": lvec}
         where = ["TRUE"]
-        if filter is not None:
+        if filter is not None and not own:  # a mapped table: its metadata and its own columns, on the row
+            where.append(filter_sql(filter, "v.filt", params, time_sql={"start": "v.t_start", "end": "v.t_end"}))
+        elif filter is not None:
             meta = filter_sql(filter, "(w.record -> 'metadata')", params,
                               time_sql={"start": "v.t_start", "end": "v.t_end"})
             where.append(f"EXISTS (SELECT 1 FROM {wt} w WHERE w.doc = v.doc AND {meta})")
@@ -1009,6 +1097,63 @@ def _scrub(text: Any, dsn: str) -> str:
 def _ties(t: str) -> str:
     """``TIE_RULE`` in SQL: newer first, undated last, then the id by code point (as Python compares)."""
     return f'{t}t_start DESC NULLS LAST, {t}id COLLATE "C"'
+
+
+class _Pool:
+    """At most ``size`` connections, opened on demand and reused; a caller waits for a free one.
+    (psycopg_pool does more; this is what concurrent searches need, without a dependency.)"""
+
+    def __init__(self, connect: Any, size: int) -> None:
+        self._connect, self._size = connect, size
+        self._idle: list[Any] = []
+        self._open = 0
+        self._closed = False
+        self._cond = threading.Condition()
+        self.ef: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # hnsw.ef_search per connection
+
+    def get(self) -> Any:
+        with self._cond:
+            while True:
+                while self._idle:
+                    conn = self._idle.pop()
+                    if not conn.closed:
+                        return conn
+                    self._open -= 1
+                if self._open < self._size:
+                    self._open += 1
+                    break
+                self._cond.wait()
+        try:
+            return self._connect()
+        except BaseException:
+            with self._cond:
+                self._open -= 1
+                self._cond.notify()
+            raise
+
+    def put(self, conn: Any) -> None:
+        with self._cond:
+            if self._closed and not conn.closed:
+                conn.close()  # the store was closed while this call ran
+            if conn.closed:
+                self._open -= 1
+            else:
+                self._idle.append(conn)
+            self._cond.notify()
+
+    def discard_idle(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._open -= len(idle)
+            self._cond.notify_all()
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+        self.discard_idle()
 
 
 def _candidates(rows: list[Any], lead: bool) -> Candidates:
