@@ -81,8 +81,8 @@ def adapter_runs(index: Any, docs: dict[str, dict[str, Any]], queries: list[dict
         cols = {k: parse_times([m.get(k) for m in metas]) for k in ("date", "valid_from", "valid_to")}
         extra = {k: cols[k] for k in ("valid_from", "valid_to") if not np.isnan(cols[k]).all()}
         texts = [{"text": docs[i]["text"]} for i in ids]  # "before v2" is dated through the texts
-        runs["TemporalReranker"][qid] = list(rr.rerank_columns(text, np.asarray(sims), cols["date"], ids=ids, top_k=10,
-                                                               now=ref, payloads=texts, **extra).ids)
+        runs["TemporalReranker"][qid] = [h.id for h in rr.rerank_columns(text, np.asarray(sims), cols["date"], ids=ids, top_k=10,
+                                                               now=ref, payloads=texts, **extra)]
         lc = [LDoc(page_content=docs[i]["text"], id=i, metadata={**m, "relevance_score": s}) for i, m, s in zip(ids, metas, sims)]
         runs["langchain"][qid] = [d.id for d in TemporalCompressor.build(now=ref, top_k=10).compress_documents(lc, text)]
         nodes = [NodeWithScore(node=TextNode(id_=i, text=docs[i]["text"], metadata=m), score=s) for i, m, s in zip(ids, metas, sims)]
