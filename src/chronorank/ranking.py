@@ -40,6 +40,7 @@ import numpy as np
 
 from chronorank.intent.rules import asks_past
 from chronorank.temporal import (
+    DEFAULT_TOPICAL_MARGIN,
     VERSION_CORE,
     TemporalPlan,
     TemporalResult,
@@ -522,7 +523,7 @@ class Rules:
     """The ranking rules' settings (the index's ``IndexConfig`` fields of the same names, with
     the same defaults): what :func:`rank` reads besides the temporal policies."""
 
-    topical_margin: float | None = None
+    topical_margin: float | None = DEFAULT_TOPICAL_MARGIN
     tie_break: float = DEFAULT_TIE_BREAK
     short_query_terms: int | None = DEFAULT_SHORT_QUERY_TERMS
     burst_ratio: float | None = DEFAULT_BURST_RATIO

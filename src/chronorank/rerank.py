@@ -62,9 +62,10 @@ class TemporalReranker:
     period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
     it fade. "Before / after <a version or an event>" is dated through the candidates' texts
     (``text_field``). ``topical_margin=m`` keeps time from lifting a candidate whose score is below
-    m x the best one's over one that is above;
-    with a ``group_key`` as well, the first hit's other versions stay above the candidates much
-    less similar (:func:`chronorank.temporal.versions_first`).
+    m x the best one's over one that is above; the first hit's other versions (its ``group_key``
+    chain, or the candidates whose title is its title but for the version numbers) stay above the
+    candidates much less similar. The ranking is the index's stages over the candidates
+    (:func:`chronorank.ranking.rank`; ``meta["stages"]`` names those that ran).
 
     A candidate with no date (nor ``valid_from``) is dated by what its text (``text_field``),
     a date-named metadata field or its address (``url``, ``source``, ``file_path`` ...) states,
