@@ -21,18 +21,15 @@ from chronorank.errors import InvalidInput
 from chronorank.intent import parse
 from chronorank.intent.rules import anchor_terms
 from chronorank.kernels import get_kernel
+from chronorank.ranking import Rules, rank
 from chronorank.temporal import (
     DEFAULT_RANGE_SLOPE,
     DEFAULT_RELATIVE_RECENCY,
     DEFAULT_TOPICAL_MARGIN,
     VERSION_CORE,
     TemporalConfig,
-    TemporalPlan,
     TemporalResult,
-    apply_temporal,
     resolve_anchor,
-    topic_first,
-    versions_first,
 )
 from chronorank.timeparse import _MIN_TS, parse_times, resolve_now
 from chronorank.timeparse.textdates import date_note, infer_dates
@@ -65,9 +62,10 @@ class TemporalReranker:
     period first (:mod:`chronorank.temporal`); ``range_scale`` sets how fast documents outside
     it fade. "Before / after <a version or an event>" is dated through the candidates' texts
     (``text_field``). ``topical_margin=m`` keeps time from lifting a candidate whose score is below
-    m x the best one's over one that is above;
-    with a ``group_key`` as well, the first hit's other versions stay above the candidates much
-    less similar (:func:`chronorank.temporal.versions_first`).
+    m x the best one's over one that is above; the first hit's other versions (its ``group_key``
+    chain, or the candidates whose title is its title but for the version numbers) stay above the
+    candidates much less similar. The ranking is the index's stages over the candidates
+    (:func:`chronorank.ranking.rank`; ``meta["stages"]`` names those that ran).
 
     A candidate with no date (nor ``valid_from``) is dated by what its text (``text_field``),
     a date-named metadata field or its address (``url``, ``source``, ``file_path`` ...) states,
@@ -338,37 +336,27 @@ class TemporalReranker:
         anchor_line = ""
         if intent.anchor is not None and intent.target is None:
             intent, anchor_line = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
-        res = apply_temporal(
-            sim, t, plan=TemporalPlan.of(intent, now_s, self.config),
-            valid_from=vf, valid_to=vt, groups=g, ids=ids,
+        texts = self._texts(payloads)
+        ranked = rank(
+            sim, t, intent=intent, now=now_s, config=self.config, rules=Rules(topical_margin=self.topical_margin),
+            terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
+            texts=texts, live=ok,
         )
-        on_topic = None
-        if self.topical_margin is not None and n:
-            keep = res.keep if ok is None else res.keep & ok
-            score, on_topic = topic_first(res.score, sim, self.topical_margin, keep, ~res.not_yet_valid)
-            if g is not None and keep.any():
-                # the first hit's version chain ranks above the pages much less similar, as in
-                # the index (chronorank.temporal.versions_first; here from the group key only)
-
-                first = int(np.argmax(np.where(keep, score, -np.inf)))
-                if g[first] >= 0:
-                    chain = g == g[first]
-                    moved = versions_first(score, chain, sim, keep, ~res.not_yet_valid)
-                    if moved is not score:
-                        score, on_topic = moved, on_topic | (chain & keep)
-            res.score = score
+        res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
+        res.score = ranked.score
         ranking = self._ranking(query, ids, payloads, sim, res, ok, intent, top_k)
         if dated:
             ranking.notes = _DatedNotes(res, dated)
         ranking.meta.update(
             anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
+            stages=ranked.stages,
             topic_rule="" if self.topical_margin is None else (
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
                 "only within the on-topic set, which always ranks above the rest" + (
-                    "; the first hit's other versions (same group key) rank above every page under "
+                    "; the first hit's other versions (same group key, or the same first sentence but "
+                    "for the words holding a digit) rank above every page under "
                     f"{VERSION_CORE:g} x the best similarity, when the first hit is not or a "
-                    "version is the best match"
-                    if g is not None else "")),
+                    "version is the best match")),
         )
         return ranking
 
@@ -381,7 +369,7 @@ class TemporalReranker:
         if intent.anchor is None:
             return intent, ""
         words = set(re.findall(r"\w+(?:\.\w+)*", anchor_terms(intent.anchor, intent.lang).lower()))
-        texts = self._column(payloads, self.text_field, "") if payloads is not None else None
+        texts = self._texts(payloads)
         match = np.zeros(t.shape[0])
         if texts is not None and words:
             match = np.fromiter(
@@ -389,6 +377,18 @@ class TemporalReranker:
                 dtype=np.float64, count=t.shape[0]) / len(words)
         start = t if vf is None else np.where(np.isnan(vf), t, vf)
         return resolve_anchor(intent, match, start, now_s, ids)
+
+    def _texts(self, payloads: Sequence[Any] | None) -> list[Any] | None:
+        """The candidates' texts (``text_field``; with the default name, a framework document's
+        own text attribute too: LangChain ``page_content``, Haystack ``content``)."""
+        if payloads is None:
+            return None
+        col = self._column(payloads, self.text_field, "")
+        for name in ("page_content", "content") if col is None and self.text_field == "text" else ():
+            col = self._column(payloads, name, "")
+            if col is not None:
+                break
+        return col
 
     def explain(self, query: str, candidates: Any, now: Any = None, top_k: int | None = None) -> str:
         """Readable trace: query, kernel, gate and strength, then one line a document."""
@@ -541,6 +541,23 @@ def _given_config(config: Any, kernel: Any, kernel_params: Mapping[str, Any], po
             f"(dataclasses.replace(config, {both[0]}=...)) or drop config=."
         )
     return config
+
+
+def known_terms(intent: Intent, texts: Sequence[Any] | None) -> int | None:
+    """The question's distinct topical terms that the candidates' texts hold (the index counts
+    those its corpus holds): the query's shape for :func:`chronorank.ranking.shaped`. None
+    without texts (a short question's rules)."""
+    if texts is None:
+        return None
+    from chronorank.index.text import analyze_many, query_weights
+
+    asked = set(query_weights(intent.topical_query or intent.query or ""))
+    if not asked:
+        return 0
+    seen: set[str] = set()
+    for terms in analyze_many([str(x or "") for x in texts]):
+        seen.update(asked.intersection(terms))
+    return len(seen)
 
 
 def _infer_missing(

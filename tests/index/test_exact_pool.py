@@ -20,6 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 import chronorank.index.core as core  # noqa: E402
 import chronorank.temporal as temporal  # noqa: E402
 from chronorank.index import TemporalIndex  # noqa: E402
+from chronorank.ranking import best_matching  # noqa: E402
 
 DAY = 86400.0
 NOW = 1_785_000_000.0  # 2026-07-25, in the past for the wall clock of any test run
@@ -161,7 +162,7 @@ def test_the_pool_is_used_and_sometimes_not_enough(monkeypatch: pytest.MonkeyPat
 
 
 def test_burst_best_matching_is_the_plain_top_k() -> None:
-    """``_best_matching`` (the burst test's k best, from a sampled cut) is the plain top k of
+    """``ranking.best_matching`` (the burst test's k best, from a sampled cut) is the plain top k of
     the matching documents whenever it answers, and declines on a tie at the k-th."""
     rng = np.random.default_rng(7)
     answered = declined = 0
@@ -172,7 +173,7 @@ def test_burst_best_matching_is_the_plain_top_k() -> None:
             sim = np.round(sim, 2)  # many ties
         ok = rng.random(n) < 0.9
         k = int(rng.choice([1, 3, 10]))
-        got = core._best_matching(sim, ok, k)
+        got = best_matching(sim, ok, k)
         if got is None:
             declined += 1
             continue

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from chronorank.index.core import _quantile_linear
+from chronorank.ranking import quantile_linear as _quantile_linear
 from chronorank.temporal import median_of
 
 

@@ -7,14 +7,12 @@ import pytest
 
 from chronorank.errors import InvalidInput
 from chronorank.index import IndexConfig, TemporalIndex
-from chronorank.index.core import (
-    BURST_MIN_HALF_LIFE,
-    _burst_scale,
-    _current_event,
-    _cut_margin,
-    _may_be_current,
-    _shaped,
-)
+from chronorank.ranking import BURST_MIN_HALF_LIFE
+from chronorank.ranking import burst_scale as _burst_scale
+from chronorank.ranking import current_event as _current_event
+from chronorank.ranking import cut_margin as _cut_margin
+from chronorank.ranking import may_be_current as _may_be_current
+from chronorank.ranking import shaped as _shaped
 
 DAY = 86400.0
 

@@ -225,7 +225,7 @@ def test_a_group_key_makes_versions_whatever_their_titles():
 
 
 def test_series_key_drops_the_words_holding_a_digit():
-    from chronorank.index.core import _series_key
+    from chronorank.ranking import series_key as _series_key
 
     assert _series_key("API v2 rate limits. Each client ...", 12) == _series_key("API v1 rate limits. Old.", 12) == "api rate limits"
     assert _series_key("aiohttp 3.9.0. Fixes", 12) == _series_key("aiohttp 1.0.0.", 12) == "aiohttp"

@@ -39,14 +39,14 @@ reworded as_of 0.967 -> 0.964; 0 lets time alone order the cluster and loses as_
 
 Query shape (``short_query_terms = n``, 6): the lead field, ``idf_power`` and the topical
 margin are name-lookup mechanisms; they apply in full to queries of up to n distinct known
-terms and fade linearly to off at 2n (see ``core._shaped`` for the measurement); the topic
-cut below fades with them towards no cut (``core._cut_margin``).
+terms and fade linearly to off at 2n (see ``ranking.shaped`` for the measurement); the topic
+cut below fades with them towards no cut (``ranking.cut_margin``).
 
 Temporal burst (``burst_ratio = r``, 0.1): a query the intent parser calls ``timeless`` (with
 no time expression), ``recent``, or a period up to now ("this week") is a current-event query
 when three of its 10 best matches are newer than the newest share r of the collection
-(``core._burst_scale``): it becomes ``recent`` at full sensitivity with a half-life set by
-those matches' ages (``core._current_event``).
+(``ranking.burst_scale``): it becomes ``recent`` at full sensitivity with a half-life set by
+those matches' ages (``ranking.current_event``).
 
 Topic first (:func:`chronorank.temporal.topic_first`, every query, when the index has keyword
 scores): a document is *on topic* when its fused similarity is at least ``topical_margin`` x
@@ -77,7 +77,7 @@ Version-aware rules (with the two above; no setting of their own: ``topical_marg
 ``version_floor=none`` turn them off): a page whose first sentence names only versions the
 question rules out ranks below the rest of its tier (:mod:`chronorank.index.version_conflict`);
 for a before / after question the first hit's version across the boundary ranks right after it
-(``core._across_boundary``); the page announcing an anchor's version is its event page
+(``ranking.across_boundary``); the page announcing an anchor's version is its event page
 (:func:`chronorank.index.version_conflict.version_event`). On ``benchmarks/data/time_semantics``
 off-topic-above-on-topic in the top 3 went 4 -> 0 (4 -> 0 with ``group_key``), top-1 0.986 /
 1.000 unchanged; benchmarks/cross_domain.py: the default row does not move.
@@ -99,6 +99,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chronorank.errors import InvalidInput
+from chronorank.ranking import (  # the ranking rules' defaults, shared with the reranker and the stores
+    DEFAULT_BURST_RATIO,
+    DEFAULT_LEAD_TOKENS,
+    DEFAULT_SHORT_QUERY_TERMS,
+    DEFAULT_TIE_BREAK,
+    DEFAULT_TOPIC_FLOOR,
+    DEFAULT_TOPIC_LEAD_FLOOR,
+    DEFAULT_VERSION_FLOOR,
+)
 from chronorank.spec import format_spec, parse_spec
 from chronorank.temporal import (
     DEFAULT_RANGE_SLOPE,
@@ -181,14 +190,14 @@ class IndexConfig:
     idf_power: float = 3.0
     dense_scale: str = "raw"
     lead_weight: float = 0.5
-    lead_tokens: int = 12
+    lead_tokens: int = DEFAULT_LEAD_TOKENS
     topical_margin: float | None = DEFAULT_TOPICAL_MARGIN
-    tie_break: float = 0.02
-    short_query_terms: int | None = 6
-    burst_ratio: float | None = 0.1
-    topic_floor: float | None = 0.75
-    topic_lead_floor: float | None = 0.5
-    version_floor: float | None = 0.5
+    tie_break: float = DEFAULT_TIE_BREAK
+    short_query_terms: int | None = DEFAULT_SHORT_QUERY_TERMS
+    burst_ratio: float | None = DEFAULT_BURST_RATIO
+    topic_floor: float | None = DEFAULT_TOPIC_FLOOR
+    topic_lead_floor: float | None = DEFAULT_TOPIC_LEAD_FLOOR
+    version_floor: float | None = DEFAULT_VERSION_FLOOR
     time_field: str = "auto"
     #: the temporal layer's settings; a mapping of TemporalConfig fields is converted once
     temporal: TemporalConfig = field(default_factory=_default_temporal)

@@ -61,15 +61,32 @@ from chronorank.index.version_conflict import (
     version_event,
 )
 from chronorank.intent.rules import anchor_terms, asks_past, keyword_text
+from chronorank.ranking import (  # the ranking's stages (they lived here)
+    POOL_SAMPLE,
+    VERSION_POOL,
+    first_versions,
+    title_chains,
+)
+from chronorank.ranking import across_boundary as _across_boundary
+from chronorank.ranking import burst_scale as _burst_scale
+from chronorank.ranking import current_event as _current_event
+from chronorank.ranking import cut_margin as _cut_margin
+from chronorank.ranking import flatten_top as _flatten_top
+from chronorank.ranking import kth_largest as _kth_largest
+from chronorank.ranking import may_be_current as _may_be_current
+from chronorank.ranking import open_side as _open_side
+from chronorank.ranking import sample_kth as _sample_kth
+from chronorank.ranking import series_key as _series_key
+from chronorank.ranking import shape_factor as _shape_factor
+from chronorank.ranking import shaped as _shaped
+from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
     ANCHOR_BINS,
-    VERSION_CORE,
     Pool,
     TemporalPlan,
     TemporalResult,
     _at_least,
     apply_temporal,
-    median_of,
     prepare_query,
     resolve_anchor,
     topic_first,
@@ -973,71 +990,6 @@ def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tu
     return notes
 
 
-def _open_side(intent: Intent) -> tuple[str, float] | None:
-    """``("before", t)`` / ``("after", t)`` for a period with one open side, asked as before /
-    until or after / since a date, a version or an event; None otherwise."""
-    t = intent.target
-    if intent.mode != "range" or t is None:
-        return None
-    kinds = {sp.kind for sp in intent.spans}
-    if kinds & {"before", "before_anchor"} and not math.isfinite(t.start) and math.isfinite(t.end):
-        return "before", t.end
-    if kinds & {"after", "since", "after_anchor"} and math.isfinite(t.start):
-        return "after", t.start
-    return None
-
-
-def _across_boundary(
-    score: np.ndarray, versions: np.ndarray, chain: np.ndarray, sim: np.ndarray, judge: np.ndarray,
-    on_topic: np.ndarray, start: np.ndarray, live: np.ndarray, side: str, boundary: float,
-) -> tuple[np.ndarray, int] | None:
-    """The first hit's version next across the boundary of a before / after question ranks
-    right after it: "how did login work before September 2024" asks what changed then, and the
-    page that replaced the first hit (for "after": the one it replaced) says it.
-
-    ``versions`` are the ones it may lift (``chain``, every version of the first hit, less those
-    the question's versions rule out). The first hit must be on topic, on the asked side of the
-    boundary and a strong match -- in the core of :func:`chronorank.temporal.versions_first`
-    (similarity >= 0.8 x the best among ``judge``), or one of its versions is the best match:
-    a weak first hit lifts nothing. The version is the earliest one starting at or after the
-    boundary (before) or the latest one starting before it (after). Returns the new scores and
-    the lifted position, or None when nothing moves.
-
-    Measured on benchmarks/time_semantics.py (16 before / after / since / until questions):
-    4 change -- "how did login work before September 2024" (the SSO page no longer above the
-    v2 page: off-topic above on-topic 1 fewer) and three whose second and third pages are
-    both graded 1 and swap ("refund policy before the July 2023 update": the 2023 update
-    second, then the 2019 policy); top-1 unchanged. benchmarks/cross_domain.py has no such
-    question that the topic rules apply to (news-dev's three are long enough to fade the
-    cut): no default figure moves.
-    """
-    masked = np.where(live, score, -np.inf)
-    first = int(np.argmax(masked))
-    st = start[first]
-    if not on_topic[first] or not math.isfinite(st) or (st >= boundary if side == "before" else st < boundary):
-        return None
-    ref = live & judge if (live & judge).any() else live
-    best = int(np.argmax(np.where(ref, sim, -np.inf)))
-    if not (sim[first] >= VERSION_CORE * float(sim[best]) or chain[best]):
-        return None
-    with np.errstate(invalid="ignore"):
-        across = versions & live & ((start >= boundary) if side == "before" else (start < boundary))
-    across[first] = False
-    if not across.any():
-        return None
-    pick = np.flatnonzero(across)
-    j = int(pick[np.argmin(start[pick])] if side == "before" else pick[np.argmax(start[pick])])
-    rest = masked.copy()
-    rest[[first, j]] = -np.inf
-    second = float(rest.max())
-    if score[j] > second:
-        return None  # already right after the first hit
-    top = float(score[first])
-    out = np.array(score, dtype=np.float64, copy=True)
-    out[j] = (top + second) / 2 if second < top else np.nextafter(top, -np.inf)
-    return out, j
-
-
 def _conflict_notes(
     snap: _Snapshot, scored: _Scored, top: np.ndarray, q: _Query, notes: dict[int, tuple[str, ...]],
 ) -> dict[int, tuple[str, ...]]:
@@ -1226,24 +1178,7 @@ def _title_chains(
                 snap.lead_len = lead_lengths(snap.records.texts)
             snap.title_sums = _lead_sums(snap.term_ids, snap.term_ptr, snap.lead_len)
         snap.titles, snap.title_index = title_codes(*snap.title_sums)
-    g = snap.titles if rows is None else snap.titles[rows]
-    top = float(sim.max()) if sim.size else 0.0
-    if top <= 0:
-        return None
-    g = np.where((sim >= (margin or 0.5) * top) & ~np.isnan(times), g, -1)
-    live = g >= 0
-    if not live.any():
-        return None
-    sizes = np.bincount(g[live])
-    g = np.where(live & (sizes[np.where(live, g, 0)] > 1), g, -1)  # a title shared by >= 2
-    shared = np.flatnonzero(g >= 0)
-    if shared.size == 0:
-        return None
-    # one title, one date: chunks or copies of one page, not versions -- no chain
-    order = shared[np.lexsort((times[shared], g[shared]))]
-    same = (g[order[1:]] == g[order[:-1]]) & (times[order[1:]] == times[order[:-1]])
-    g = np.where(np.isin(g, g[order[1:]][same]), -1, g)
-    return g if (g >= 0).any() else None
+    return title_chains(snap.titles if rows is None else snap.titles[rows], sim, times, margin, intent)
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:
@@ -1434,248 +1369,6 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     return np.divide(sim, total, out=sim)
 
 
-def _shaped(cfg: IndexConfig, terms: int) -> IndexConfig:
-    """The name-lookup mechanisms (lead field, ``idf_power``, topical margin) scaled by the
-    query's shape: full strength up to ``short_query_terms`` distinct known terms, fading
-    linearly to off at twice that. A short query names its subject ("latest httpx release":
-    the document *about* httpx, its rarest term, its header); a long question describes an
-    event in many ordinary words ("Police arrested 31 men this week believed to be ... Where
-    was the event?"), where a title match or one rare word says little and the body decides.
-    Topical query terms: release corpus 3-5, changelogs 2-4 (reworded 1-6, Russian 2-6),
-    synthetic 3-4, news-dev questions 4-21 (median 10). Measured (benchmarks/cross_domain.py,
-    MiniLM): news-dev fresh_only / fresh_vs_stale 0.762 / 0.664 -> 0.789 / 0.675 when it
-    came; 0.782 / 0.670 -> 0.811 / 0.695 in the committed run, with ``_current_event``
-    (while tuning: 0.750 / 0.642 -> 0.784 / 0.665 at n = 6; n = 4: 0.792 / 0.675 but
-    reworded changelogs 0.974 -> 0.970; n = 8: 0.773 / 0.652); release, changelogs (all
-    three query sets) and synthetic unchanged.
-    """
-    f = _shape_factor(cfg.short_query_terms, terms)
-    if f == 1.0:
-        return cfg
-    margin = cfg.topical_margin
-    if margin is not None:
-        margin = None if f == 0 else 1.0 - f * (1.0 - margin)
-    # the topic cut's floors fade towards no cut, with its margin (``_cut_margin``)
-    dense_floor = None if cfg.topic_floor is None or f == 0 else cfg.topic_floor * f
-    lead_floor = None if cfg.topic_lead_floor is None or f == 0 else cfg.topic_lead_floor * f
-    return dataclasses.replace(
-        cfg, lead_weight=cfg.lead_weight * f, idf_power=cfg.idf_power * f, topical_margin=margin,
-        topic_floor=dense_floor, topic_lead_floor=lead_floor,
-    )
-
-
-def _shape_factor(n: int | None, terms: int) -> float:
-    """1 up to ``n`` distinct known query terms, fading linearly to 0 at ``2n`` (``_shaped``)."""
-    if n is None or terms <= n:
-        return 1.0
-    return max(0.0, (2 * n - terms) / n)
-
-
-def _cut_margin(cfg: IndexConfig, terms: int) -> float | None:
-    """The topic cut's fused-similarity margin (:func:`chronorank.temporal.topic_first`) for a
-    query of ``terms`` known terms: ``topical_margin`` x the shape factor, None (no cut) at 0.
-
-    The cut fades with the query's shape towards *no cut*, as its dense and lead floors do
-    (``_shaped``), where the flattening margin fades towards *no flattening* (1). Using the
-    flattening margin for the cut made it strictest just before it switched off: at 11 terms
-    only documents within 0.92 x the best fused score, or 0.75 x the best cosine, could be
-    moved by time, at 12 none was held back. news-dev (benchmarks/cross_domain.py, MiniLM,
-    fresh_only / fresh_vs_stale, committed run): 0.788 / 0.692 -> 0.800 / 0.705 (similarity
-    only 0.736 / 0.621 -> 0.740 / 0.631); while choosing: switching the cut off for every
-    faded query 0.804 / 0.705, keeping the unfaded 0.5 0.794 / 0.711. Release, changelogs
-    (all three query sets), synthetic, benchmarks/time_semantics.py (top-1 0.986, off-topic
-    above 18) and benchmarks/index_quality.py do not move: their questions have at most
-    ``short_query_terms`` known terms, where the cut is as it was.
-    """
-    m = cfg.topical_margin
-    f = _shape_factor(cfg.short_query_terms, terms)
-    return None if m is None or f == 0 else m * f
-
-
-def _may_be_current(intent: Intent, now: float) -> bool:
-    """Whether the burst test may make ``intent`` a current-event query: ``timeless`` with no
-    time expression, ``recent``, or a period that runs up to the reference time ("this
-    week", "this month": a range ending within a day of now or later)."""
-    if intent.mode == "timeless":
-        return not intent.spans
-    if intent.mode == "recent":
-        return True
-    t = intent.target
-    return intent.mode == "range" and t is not None and math.isfinite(t.start) and t.end >= now - 86400.0
-
-
-def _burst_scale(
-    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3,
-    cache: dict[Any, Any] | None = None,
-) -> float | None:
-    """The time scale (days) of a temporal burst, or None when the query shows none.
-
-    A burst (a temporal profile of the query, after Jones & Diaz, 2007): the ``rank``-th
-    newest of the ``k`` most similar dated documents is newer than the newest ``share`` of
-    all dated ones (their age quantile ``share``). Its scale is the median age of those
-    ``k``. A question with no usable time cue whose matches crowd the last days ("Which
-    automaker recalled 2.9 million vehicles?") is about a current event; one whose matches
-    spread like the collection ("how was the billing api originally introduced": four
-    versions over three years) is not. Three of ten rather than the median: a news
-    question's best matches mix this week's reports with older background stories on the
-    same subject. news-dev (benchmarks/cross_domain.py, MiniLM; with ``_current_event``):
-    the median test at 0.5 gave 0.808 / 0.684, this one at ``share`` 0.05 / 0.1 / 0.2
-    0.804 / 0.685, 0.811 / 0.695, 0.814 / 0.693 (rank 2 at 0.1: 0.811 / 0.696) -- but 0.2
-    (and rank 2 at 0.1) turn the synthetic "originally" queries into bursts (0.904 ->
-    0.860), and 0.3 the changelog "latest" ones (0.977 -> 0.955): 0.1 is the largest share
-    that leaves release, changelogs (all three query sets) and synthetic unchanged. Around
-    it the figure is flat: 4 of 20 0.807 / 0.695, 5 of 20 0.806 / 0.688, 2 of 5 0.812 /
-    0.688. Not taken: letting ``specific`` queries burst too (0.814 / 0.703, nothing else
-    moves; but a query that names an edition or version keeps its exact answer).
-
-    ``cache`` (the index state's ``derived`` dict, when ``times`` are all of its documents)
-    keeps the collection's side -- which documents count, their age quantile -- for the last
-    (now, past_only, share) asked: it does not depend on the query.
-    """
-    key = ("burst", now, past_only, share, k)
-    hit = cache.get("burst") if cache is not None else None
-    if hit is not None and hit[0] == key:
-        ok, quantile = hit[1], hit[2]
-    else:
-        ok = times <= now if past_only else ~np.isnan(times)  # NaN <= now is False
-        count = int(np.count_nonzero(ok))
-        quantile = None
-        if count >= 4 * k:
-            quantile = _quantile_linear((now - times[ok]) / 86400.0, share)
-        if cache is not None:
-            cache["burst"] = (key, ok, quantile)
-    if quantile is None:
-        return None
-    top = _best_matching(sim, ok, k) if sim.shape[0] > 4 * POOL_SAMPLE else None
-    if top is None:
-        matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
-        if matching.shape[0] < rank:
-            return None
-        top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
-    top_age = np.sort((now - times[top]) / 86400.0)
-    if not float(top_age[rank - 1]) < quantile:
-        return None
-    return median_of(top_age)
-
-
-def _quantile_linear(values: np.ndarray, q: float) -> float:
-    """``float(np.quantile(values, q))`` (method ``linear``, float64, no NaN, 0 <= q <= 1),
-    with numpy's own arithmetic step for step -- bit-identical -- but without the
-    ``numpy.ma`` that ``np.quantile`` imports (np.unique, its partition, asks ``np.ma``):
-    ~7 ms of a cached rerun of ``chronorank eval`` (benchmarks/embed_cache.py)."""
-    n = values.shape[0]
-    virtual = (n - 1) * float(q)
-    if virtual >= n - 1:
-        return float(np.max(values))
-    lo = math.floor(virtual)
-    part = np.partition(values, (lo, lo + 1))
-    a, b = float(part[lo]), float(part[lo + 1])
-    gamma = virtual - lo
-    diff = b - a
-    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
-
-
-def _best_matching(sim: np.ndarray, ok: np.ndarray, k: int) -> np.ndarray | None:
-    """The ``k`` best positive ``sim`` where ``ok``, found among the documents above a sampled
-    cut, when they are the only k best (no tie at the k-th); else None (ask every document)."""
-    v = _sample_kth(sim, 8 * k)
-    if not v > 0:
-        return None
-    cand = np.flatnonzero(sim >= v)  # every document outside scores below v
-    cand = cand[ok[cand]]
-    if cand.shape[0] < k:
-        return None
-    order = np.argsort(-sim[cand], kind="stable")
-    if cand.shape[0] > k and sim[cand[order[k - 1]]] == sim[cand[order[k]]]:
-        return None  # tied at the k-th: which of them the whole corpus picks is its own affair
-    return cand[order[:k]]
-
-
-#: The shortest half-life a burst sets (days): a week, the cycle of news questions.
-BURST_MIN_HALF_LIFE = 7.0
-
-
-def _current_event(intent: Intent, tcfg: Any, scale: float) -> tuple[Intent, Any]:
-    """A burst query as a current-event one: ``recent`` at full time sensitivity (a period
-    up to now becomes "now"), the kernel's half-life cut to half the burst's scale (at least
-    ``BURST_MIN_HALF_LIFE``; never lengthened), and age counted from the reference time, not
-    from the newest competitor (``relative_recency`` off: last month's report on the same
-    subject is stale even when nothing as similar came after it).
-
-    Measured on news-dev (benchmarks/cross_domain.py, MiniLM, fresh_only / fresh_vs_stale;
-    before it the burst -- then a median-age test -- only switched a ``timeless`` query to
-    ``recent`` at its own sensitivity, 0.789 / 0.675), adding one step at a time: full
-    sensitivity 0.795 / 0.679; also for ``recent`` queries and up-to-now periods 0.805 /
-    0.677; half-life 0.5 x scale 0.807 / 0.682; no relative recency 0.808 / 0.684; the
-    share-of-collection burst test 0.811 / 0.695. Variants of the last: half-life 1 x scale
-    (at least 3 days) 0.804 / 0.695, 1 x the third-newest match's age 0.816 / 0.688, a
-    weibull(7, shape 1.5) at strength 0.75 0.815 / 0.705 (not taken: a fixed week-scale
-    shape); half-life 0.3 / 0.7 x scale 0.814 / 0.691, 0.810 / 0.696. Release, changelogs
-    (all three query sets) and synthetic show no burst and do not change. A period up to now
-    that shows no burst keeps its range semantics: as ``recent`` with the period's length as
-    half-life it scores 0.809 / 0.686. Forcing *every* news question to ``recent`` at full
-    sensitivity gives 0.821 / 0.727 with the default kernel and 0.841 / 0.780 with that
-    week-scale one: the rest of the gap is questions whose matches show no burst, and
-    fresh_only is limited by similarity.
-    Committed run: ``burst_ratio=none`` 0.787 / 0.669 -> 0.811 / 0.695, nothing else moves.
-    """
-    intent = dataclasses.replace(intent, mode="recent", target=None, time_sensitivity=1.0)
-    kernel = tcfg.kernel
-    hl = kernel.half_life() if hasattr(kernel, "half_life") else None
-    changes: dict[str, Any] = {"relative_recency": None}
-    short = max(0.5 * scale, BURST_MIN_HALF_LIFE)
-    if hl and short < hl and hasattr(kernel, "half_life_days") and dataclasses.is_dataclass(kernel) and not isinstance(kernel, type):
-        changes["kernel"] = dataclasses.replace(kernel, half_life_days=short)
-    return intent, dataclasses.replace(tcfg, **changes)
-
-
-def _flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray:
-    """(1 - e) * min(1, s / (m * max)) + e * s / max: the topical cluster ties, time decides."""
-    top = float(sim.max()) if sim.size else 0.0
-    if top <= 0:
-        return sim
-    rel = sim / top
-    flat = np.divide(rel, margin)
-    np.minimum(flat, 1.0, out=flat)
-    np.multiply(flat, 1.0 - tie_break, out=flat)
-    return np.add(flat, np.multiply(rel, tie_break, out=rel), out=flat)
-
-
-def _topic_rule(
-    margin: float | None, others: list[tuple[str, float]], versions: float | None = None,
-    asked: AskedVersions | None = None,
-) -> str:
-    if margin is None:
-        return ""
-    dense = "".join(f", or {k} >= {floor:g} x the best {k}" for k, floor in others)
-    kept = "" if versions is None else (
-        "; the first hit's other versions (same group key, or the same first sentence but for the "
-        f"words holding a digit, on topic or with text cosine >= {versions:g}) rank above every page "
-        f"under {VERSION_CORE:g} x the best fused similarity, when the first hit is not or a version "
-        "is the best match")
-    if asked is not None:
-        which = asked.text if asked.relation == "same" else f"{asked.relation} {asked.text}"
-        kept += (f"; the question asks about version {which}: a page whose first sentence names only "
-                 "other versions ranks below the pages of its tier (on topic, or not) that name it or none")
-    return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}, and above the widest "
-            "step down in the fused similarities (or in the lead) from the best match -- a clearly worse "
-            "match is off topic; time reorders "
-            f"only within the on-topic set, which always ranks above the rest{kept}")
-
-
-#: The first hit's versions are looked for among this many best-scored candidates.
-VERSION_POOL = 50
-_DIGIT_WORD = re.compile(r"[^\W_]+(?:[._\-+][^\W_]+)*")
-
-
-def _series_key(text: str, tokens: int) -> str:
-    """A page's title "but for version numbers": the words of its first sentence (at most
-    ``tokens``) without the ones holding a digit, lower-cased ("API v2 rate limits." ->
-    "api rate limits"; "aiohttp 3.9.0." -> "aiohttp")."""
-    words = (m.group(0) for m in itertools.islice(_DIGIT_WORD.finditer(text, 0, lead_cut(text)), tokens))
-    return " ".join(w for w in words if not any(c.isdigit() for c in w)).lower()
-
-
 def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str]:
     """:func:`_series_key` of each row's text, remembered per index state."""
     memo = snap.series_keys
@@ -1728,42 +1421,22 @@ def _first_versions(
     snap: _Snapshot, rows: np.ndarray | None, score: np.ndarray, live: np.ndarray, on_topic: np.ndarray,
     cfg: IndexConfig, event: int | None = None,
 ) -> np.ndarray | None:
-    """:func:`_versions_first`'s mask: the first hit (the best live score) and its versions,
-    or None when it has none."""
-    n = score.shape[0]
-    if not n or not live.any():
+    """:func:`chronorank.ranking.first_versions` over the index's rows: the group keys, series
+    keys (remembered per index state) and vectors of the snapshot."""
+    if not score.shape[0] or not live.any():
         return None
-    masked = score if live.all() else np.where(live, score, -np.inf)
-    first = int(np.argmax(masked))
 
-    def doc(r: Any) -> Any:
+    def doc(r: np.ndarray) -> np.ndarray:
         return r if rows is None else rows[r]
 
-    versions = np.zeros(n, dtype=bool)
-    if snap.groups is not None and snap.groups[doc(first)] >= 0:
-        versions |= (snap.groups if rows is None else snap.groups[rows]) == snap.groups[doc(first)]
-    # the VERSION_POOL best live scores (a set: ties at its cut by lowest row)
-    pool = _top_k(masked, VERSION_POOL, np.full(n, np.nan), range(n)) if n > VERSION_POOL else np.arange(n)
-    pool = pool[live[pool] & (pool != first)]
-    key = _series_keys(snap, doc(np.array([first])), cfg.lead_tokens)[0]
-    if key and pool.size:
-        same = pool[np.array(_series_keys(snap, doc(pool), cfg.lead_tokens), dtype=object) == key]
-        far = same[~on_topic[same]]
-        if far.size and snap.vectors is not None:
-            v = snap.vectors[doc(first)].astype(np.float64)
-            m = snap.vectors[doc(far)].astype(np.float64)
-            norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(v))
-            cos = (m @ v) / np.where(norms > 0, norms, 1.0)
-            versions[far[cos >= cfg.version_floor]] = True
-        versions[same[on_topic[same]]] = True
-    if event is not None:
-        versions[event] = True
-    versions &= live
-    versions[first] = False
-    if not versions.any():
-        return None
-    versions[first] = True
-    return versions
+    groups = None if snap.groups is None else (snap.groups if rows is None else snap.groups[rows])
+    vectors = snap.vectors
+    return first_versions(
+        score, live, on_topic, cfg.version_floor, groups=groups,
+        keys=lambda pos: _series_keys(snap, doc(pos), cfg.lead_tokens),
+        vectors=None if vectors is None else (lambda pos: vectors[doc(pos)]),
+        event=event, top_k=_top_k,
+    )
 
 
 #: Exact search over at least this many documents scores a pool of them (``_exact_pool``).
@@ -1775,8 +1448,6 @@ POOL_MIN_ROWS = 1024
 #: Documents the pool takes besides: about this many newest (relative recency), and the best
 #: by dense cosine and by lead (the topic rule's floors).
 POOL_EXTRA = 64
-#: The pool's cuts are order statistics of a strided sample of about this many documents.
-POOL_SAMPLE = 2048
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1810,21 +1481,6 @@ class _RowIds(Sequence[str]):
         if isinstance(i, slice):
             return [self._ids[int(r)] for r in self._rows[i]]
         return self._ids[int(self._rows[i])]
-
-
-def _sample_kth(x: np.ndarray, m: int) -> float:
-    """About the ``m``-th largest of ``x``, from a strided sample of ~``POOL_SAMPLE`` (the
-    sample's own order statistic, so at least that many entries of ``x`` are >= it)."""
-    n = x.shape[0]
-    smp = x[:: max(1, n // POOL_SAMPLE)]
-    return _kth_largest(smp, -(-m * smp.shape[0] // n))
-
-
-def _kth_largest(x: np.ndarray, j: int) -> float:
-    j = min(max(1, j), x.shape[0])
-    if j == 1:
-        return float(x.max())
-    return float(np.sort(x)[x.shape[0] - j])  # a partition is slow on the ties of sparse signals
 
 
 def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool, float]:

@@ -6,23 +6,14 @@ The index scores it as a BM25 field of its own; the stores cut it the same way, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
 
 from chronorank.index.text import analyze_many
+from chronorank.ranking import lead_cut  # the one definition, in the ranking's stages
 
 __all__ = ["lead_cut", "lead_lengths"]
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-
-
-def lead_cut(text: str, scan: int = 400) -> int:
-    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters."""
-    m = _SENTENCE_END.search(text, 0, scan)
-    return m.start() if m else min(len(text), scan)
 
 
 def lead_lengths(texts: Iterable[str]) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 from chronorank.errors import InvalidInput
 from chronorank.fusion.strategies import STRATEGIES
 from chronorank.intent import parse as parse_intent
+from chronorank.ranking import Rules
 from chronorank.stores import compile as cx
 from chronorank.stores.config import StoreConfig
 from chronorank.temporal import TemporalPlan, in_force_bands, kernel_age, without_undated_anchor
@@ -53,6 +54,7 @@ class QueryPlan:
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
     lead_w: float = 0.0  # the lead's weight after the index's share rule (0: off)
     lead_tokens: int = 12  # the lead's length cap the stored values must have been built with
+    rules: Rules = Rules()  # the ranking rules (client scoring: chronorank.ranking.rank over the pool)
 
     @property
     def now(self) -> float:
@@ -247,6 +249,9 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
         lead_w=lead_share(cfg.index), lead_tokens=int(getattr(cfg.index, "lead_tokens", 12)),
+        # the burst stage compares the best matches with the whole collection's ages, which a
+        # pool does not hold: index only
+        rules=Rules.of(cfg.index, burst_ratio=None),
     )
 
 

@@ -5,6 +5,7 @@ and the lanes' ranks of each hit."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from chronorank.ranking import rank
 from chronorank.stores import compile as cx
 from chronorank.stores.config import Lanes
 from chronorank.stores.plan import QueryPlan
-from chronorank.temporal import apply_temporal
 from chronorank.timeparse.textdates import INFERRED_KEY, date_note
 from chronorank.types import Intent, Ranking, best_first, format_epoch, tied_at_cut
 
@@ -50,20 +51,31 @@ class Candidates:
 def client_score(
     plan: QueryPlan, cand: Candidates, max_bm25: float, k: int, max_lead: float = 0.0
 ) -> tuple[np.ndarray, Candidates, Any]:
-    """fallback='client': apply_temporal over the pool, the index's exact semantics."""
+    """fallback='client': the ranking's stages over the pool (:func:`chronorank.ranking.rank`,
+    the index's rules: flattening, title chains, time, topic first, the first hit's versions,
+    the version across a before / after boundary). Not here: the burst stage (it compares the
+    best matches with the whole collection) and the version-conflict rule and anchor event page
+    (they read the index's snapshot); the version cosine test has no vectors (the on-topic
+    versions count)."""
+    from chronorank.rerank import known_terms
+
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
-    margin, tie = plan.margin
-    top = float(sim.max()) if sim.size else 0.0
-    if margin is not None and top > 0 and plan.mode in ("recent", "as_of", "range") and plan.strength > 0:
-        rel = sim / top  # the index's topical margin, over the pool
-        sim = (1.0 - tie) * np.minimum(1.0, rel / margin) + tie * rel
-    res = apply_temporal(
-        sim, cand.start, plan=plan.temporal,
-        valid_to=cand.end, ids=cand.ids,
+    signals = {"dense": np.nan_to_num(cand.cos, nan=0.0)} if plan.dense_w > 0 else {}
+    if plan.keyword_w > 0:
+        signals["bm25"] = cand.bm25
+        if plan.lead_w > 0 and cand.lead is not None:
+            signals["lead"] = cand.lead
+    texts = [str(r.get("text") or "") if isinstance(r, Mapping) else "" for r in cand.records]
+    ranked = rank(
+        sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
+        rules=dataclasses.replace(plan.rules, topical_margin=plan.margin[0], tie_break=plan.margin[1]),
+        terms=known_terms(plan.intent, texts), signals=signals, valid_to=cand.end, ids=cand.ids, texts=texts,
     )
-    score = np.where(res.keep, res.score, -np.inf)
-    order = tied_at_cut(score, min(k, int(res.keep.sum())), cand.start, cand.ids)
+    res = ranked.res
+    res.score = ranked.score
+    keep = res.keep
+    order = tied_at_cut(ranked.score, min(k, int(keep.sum())), cand.start, cand.ids)
     return order, cand, res
 
 

@@ -1,0 +1,657 @@
+"""The ranking as one pipeline of named stages over columns (the temporal layer).
+
+Every engine ranks with these stages: the index (``index/core.py`` calls each over its rows
+or its pool, with its own signals), the reranker and so every rerank adapter, and the stores'
+client-side step (``fallback='client'``) over their candidate pool, both through :func:`rank`.
+In the order a query meets them:
+
+1. ``shape``: :func:`shape_factor`, :func:`shaped`, :func:`cut_margin` -- the name-lookup
+   mechanisms and the topic cut fade with the question's length;
+2. ``burst``: :func:`may_be_current`, :func:`burst_scale`, :func:`current_event` -- a question
+   whose best matches crowd the last days is about a current event;
+3. ``flatten``: :func:`flatten_top` -- the topical cluster ties, time decides inside it;
+4. ``title chains``: :func:`title_chains` -- pages with one title are versions of one page
+   (a timeless question worded in the present);
+5. ``time``: :func:`chronorank.temporal.apply_temporal` (decay, validity, periods, anchors);
+6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only;
+7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
+   first hit's other versions stay above pages much less similar;
+8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after
+   question's first hit is followed by its version across the boundary.
+
+The index adds two stages that read its snapshot (``index/version_conflict.py``: a page naming
+only versions the question rules out ranks below its tier; an anchor's event page) and its
+exact pool (``_exact_pool``): a column engine has neither and says so in ``meta["stages"]``.
+Inputs are numpy columns: the fused similarity, the signals it was fused from when known
+(``dense``, ``bm25``, ``lead``), times, validity, group codes, the texts' leads (series keys,
+title chains) and optional vectors. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from chronorank.intent.rules import asks_past
+from chronorank.temporal import (
+    DEFAULT_TOPICAL_MARGIN,
+    VERSION_CORE,
+    TemporalPlan,
+    TemporalResult,
+    apply_temporal,
+    median_of,
+    topic_first,
+    versions_first,
+)
+from chronorank.types import Intent, tied_at_cut
+
+__all__ = [
+    "Ranked",
+    "Rules",
+    "STAGES",
+    "across_boundary",
+    "burst_scale",
+    "current_event",
+    "cut_margin",
+    "first_versions",
+    "flatten_top",
+    "lead_cut",
+    "may_be_current",
+    "open_side",
+    "rank",
+    "series_key",
+    "shape_factor",
+    "shaped",
+    "title_chains",
+]
+
+#: The stages in order (what ``meta["stages"]`` names).
+STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "versions", "across the boundary")
+
+#: The rules' defaults, read by ``IndexConfig`` too (one set of defaults for every engine).
+DEFAULT_TIE_BREAK = 0.02
+DEFAULT_SHORT_QUERY_TERMS = 6
+DEFAULT_BURST_RATIO = 0.1
+DEFAULT_TOPIC_FLOOR = 0.75
+DEFAULT_TOPIC_LEAD_FLOOR = 0.5
+DEFAULT_VERSION_FLOOR = 0.5
+DEFAULT_LEAD_TOKENS = 12
+
+#: The pool's cuts are order statistics of a strided sample of about this many documents.
+POOL_SAMPLE = 2048
+
+
+def shaped(cfg: Any, terms: int) -> Any:
+    """The name-lookup mechanisms (lead field, ``idf_power``, topical margin) scaled by the
+    query's shape: full strength up to ``short_query_terms`` distinct known terms, fading
+    linearly to off at twice that. A short query names its subject ("latest httpx release":
+    the document *about* httpx, its rarest term, its header); a long question describes an
+    event in many ordinary words ("Police arrested 31 men this week believed to be ... Where
+    was the event?"), where a title match or one rare word says little and the body decides.
+    Topical query terms: release corpus 3-5, changelogs 2-4 (reworded 1-6, Russian 2-6),
+    synthetic 3-4, news-dev questions 4-21 (median 10). Measured (benchmarks/cross_domain.py,
+    MiniLM): news-dev fresh_only / fresh_vs_stale 0.762 / 0.664 -> 0.789 / 0.675 when it
+    came; 0.782 / 0.670 -> 0.811 / 0.695 in the committed run, with ``current_event``
+    (while tuning: 0.750 / 0.642 -> 0.784 / 0.665 at n = 6; n = 4: 0.792 / 0.675 but
+    reworded changelogs 0.974 -> 0.970; n = 8: 0.773 / 0.652); release, changelogs (all
+    three query sets) and synthetic unchanged.
+    """
+    f = shape_factor(cfg.short_query_terms, terms)
+    if f == 1.0:
+        return cfg
+    margin = cfg.topical_margin
+    if margin is not None:
+        margin = None if f == 0 else 1.0 - f * (1.0 - margin)
+    # the topic cut's floors fade towards no cut, with its margin (``cut_margin``)
+    dense_floor = None if cfg.topic_floor is None or f == 0 else cfg.topic_floor * f
+    lead_floor = None if cfg.topic_lead_floor is None or f == 0 else cfg.topic_lead_floor * f
+    fused = {name: getattr(cfg, name) * f for name in ("lead_weight", "idf_power") if hasattr(cfg, name)}
+    return dataclasses.replace(cfg, **fused, topical_margin=margin, topic_floor=dense_floor, topic_lead_floor=lead_floor)
+
+
+def shape_factor(n: int | None, terms: int) -> float:
+    """1 up to ``n`` distinct known query terms, fading linearly to 0 at ``2n`` (``shaped``)."""
+    if n is None or terms <= n:
+        return 1.0
+    return max(0.0, (2 * n - terms) / n)
+
+
+def cut_margin(cfg: Any, terms: int) -> float | None:
+    """The topic cut's fused-similarity margin (:func:`chronorank.temporal.topic_first`) for a
+    query of ``terms`` known terms: ``topical_margin`` x the shape factor, None (no cut) at 0.
+
+    The cut fades with the query's shape towards *no cut*, as its dense and lead floors do
+    (``shaped``), where the flattening margin fades towards *no flattening* (1). Using the
+    flattening margin for the cut made it strictest just before it switched off: at 11 terms
+    only documents within 0.92 x the best fused score, or 0.75 x the best cosine, could be
+    moved by time, at 12 none was held back. news-dev (benchmarks/cross_domain.py, MiniLM,
+    fresh_only / fresh_vs_stale, committed run): 0.788 / 0.692 -> 0.800 / 0.705 (similarity
+    only 0.736 / 0.621 -> 0.740 / 0.631); while choosing: switching the cut off for every
+    faded query 0.804 / 0.705, keeping the unfaded 0.5 0.794 / 0.711. Release, changelogs
+    (all three query sets), synthetic, benchmarks/time_semantics.py (top-1 0.986, off-topic
+    above 18) and benchmarks/index_quality.py do not move: their questions have at most
+    ``short_query_terms`` known terms, where the cut is as it was.
+    """
+    m = cfg.topical_margin
+    f = shape_factor(cfg.short_query_terms, terms)
+    return None if m is None or f == 0 else m * f
+
+
+def may_be_current(intent: Intent, now: float) -> bool:
+    """Whether the burst test may make ``intent`` a current-event query: ``timeless`` with no
+    time expression, ``recent``, or a period that runs up to the reference time ("this
+    week", "this month": a range ending within a day of now or later)."""
+    if intent.mode == "timeless":
+        return not intent.spans
+    if intent.mode == "recent":
+        return True
+    t = intent.target
+    return intent.mode == "range" and t is not None and math.isfinite(t.start) and t.end >= now - 86400.0
+
+
+def burst_scale(
+    sim: np.ndarray, times: np.ndarray, now: float, share: float, past_only: bool, k: int = 10, rank: int = 3,
+    cache: dict[Any, Any] | None = None,
+) -> float | None:
+    """The time scale (days) of a temporal burst, or None when the query shows none.
+
+    A burst (a temporal profile of the query, after Jones & Diaz, 2007): the ``rank``-th
+    newest of the ``k`` most similar dated documents is newer than the newest ``share`` of
+    all dated ones (their age quantile ``share``). Its scale is the median age of those
+    ``k``. A question with no usable time cue whose matches crowd the last days ("Which
+    automaker recalled 2.9 million vehicles?") is about a current event; one whose matches
+    spread like the collection ("how was the billing api originally introduced": four
+    versions over three years) is not. Three of ten rather than the median: a news
+    question's best matches mix this week's reports with older background stories on the
+    same subject. news-dev (benchmarks/cross_domain.py, MiniLM; with ``current_event``):
+    the median test at 0.5 gave 0.808 / 0.684, this one at ``share`` 0.05 / 0.1 / 0.2
+    0.804 / 0.685, 0.811 / 0.695, 0.814 / 0.693 (rank 2 at 0.1: 0.811 / 0.696) -- but 0.2
+    (and rank 2 at 0.1) turn the synthetic "originally" queries into bursts (0.904 ->
+    0.860), and 0.3 the changelog "latest" ones (0.977 -> 0.955): 0.1 is the largest share
+    that leaves release, changelogs (all three query sets) and synthetic unchanged. Around
+    it the figure is flat: 4 of 20 0.807 / 0.695, 5 of 20 0.806 / 0.688, 2 of 5 0.812 /
+    0.688. Not taken: letting ``specific`` queries burst too (0.814 / 0.703, nothing else
+    moves; but a query that names an edition or version keeps its exact answer).
+
+    ``cache`` (the index state's ``derived`` dict, when ``times`` are all of its documents)
+    keeps the collection's side -- which documents count, their age quantile -- for the last
+    (now, past_only, share) asked: it does not depend on the query.
+    """
+    key = ("burst", now, past_only, share, k)
+    hit = cache.get("burst") if cache is not None else None
+    if hit is not None and hit[0] == key:
+        ok, quantile = hit[1], hit[2]
+    else:
+        ok = times <= now if past_only else ~np.isnan(times)  # NaN <= now is False
+        count = int(np.count_nonzero(ok))
+        quantile = None
+        if count >= 4 * k:
+            quantile = quantile_linear((now - times[ok]) / 86400.0, share)
+        if cache is not None:
+            cache["burst"] = (key, ok, quantile)
+    if quantile is None:
+        return None
+    top = best_matching(sim, ok, k) if sim.shape[0] > 4 * POOL_SAMPLE else None
+    if top is None:
+        matching = np.flatnonzero(ok & (sim > 0))  # the best k that match at all
+        if matching.shape[0] < rank:
+            return None
+        top = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
+    top_age = np.sort((now - times[top]) / 86400.0)
+    if not float(top_age[rank - 1]) < quantile:
+        return None
+    return median_of(top_age)
+
+
+def quantile_linear(values: np.ndarray, q: float) -> float:
+    """``float(np.quantile(values, q))`` (method ``linear``, float64, no NaN, 0 <= q <= 1),
+    with numpy's own arithmetic step for step -- bit-identical -- but without the
+    ``numpy.ma`` that ``np.quantile`` imports (np.unique, its partition, asks ``np.ma``):
+    ~7 ms of a cached rerun of ``chronorank eval`` (benchmarks/embed_cache.py)."""
+    n = values.shape[0]
+    virtual = (n - 1) * float(q)
+    if virtual >= n - 1:
+        return float(np.max(values))
+    lo = math.floor(virtual)
+    part = np.partition(values, (lo, lo + 1))
+    a, b = float(part[lo]), float(part[lo + 1])
+    gamma = virtual - lo
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
+def best_matching(sim: np.ndarray, ok: np.ndarray, k: int) -> np.ndarray | None:
+    """The ``k`` best positive ``sim`` where ``ok``, found among the documents above a sampled
+    cut, when they are the only k best (no tie at the k-th); else None (ask every document)."""
+    v = sample_kth(sim, 8 * k)
+    if not v > 0:
+        return None
+    cand = np.flatnonzero(sim >= v)  # every document outside scores below v
+    cand = cand[ok[cand]]
+    if cand.shape[0] < k:
+        return None
+    order = np.argsort(-sim[cand], kind="stable")
+    if cand.shape[0] > k and sim[cand[order[k - 1]]] == sim[cand[order[k]]]:
+        return None  # tied at the k-th: which of them the whole corpus picks is its own affair
+    return cand[order[:k]]
+
+
+#: The shortest half-life a burst sets (days): a week, the cycle of news questions.
+BURST_MIN_HALF_LIFE = 7.0
+
+
+def current_event(intent: Intent, tcfg: Any, scale: float) -> tuple[Intent, Any]:
+    """A burst query as a current-event one: ``recent`` at full time sensitivity (a period
+    up to now becomes "now"), the kernel's half-life cut to half the burst's scale (at least
+    ``BURST_MIN_HALF_LIFE``; never lengthened), and age counted from the reference time, not
+    from the newest competitor (``relative_recency`` off: last month's report on the same
+    subject is stale even when nothing as similar came after it).
+
+    Measured on news-dev (benchmarks/cross_domain.py, MiniLM, fresh_only / fresh_vs_stale;
+    before it the burst -- then a median-age test -- only switched a ``timeless`` query to
+    ``recent`` at its own sensitivity, 0.789 / 0.675), adding one step at a time: full
+    sensitivity 0.795 / 0.679; also for ``recent`` queries and up-to-now periods 0.805 /
+    0.677; half-life 0.5 x scale 0.807 / 0.682; no relative recency 0.808 / 0.684; the
+    share-of-collection burst test 0.811 / 0.695. Variants of the last: half-life 1 x scale
+    (at least 3 days) 0.804 / 0.695, 1 x the third-newest match's age 0.816 / 0.688, a
+    weibull(7, shape 1.5) at strength 0.75 0.815 / 0.705 (not taken: a fixed week-scale
+    shape); half-life 0.3 / 0.7 x scale 0.814 / 0.691, 0.810 / 0.696. Release, changelogs
+    (all three query sets) and synthetic show no burst and do not change. A period up to now
+    that shows no burst keeps its range semantics: as ``recent`` with the period's length as
+    half-life it scores 0.809 / 0.686. Forcing *every* news question to ``recent`` at full
+    sensitivity gives 0.821 / 0.727 with the default kernel and 0.841 / 0.780 with that
+    week-scale one: the rest of the gap is questions whose matches show no burst, and
+    fresh_only is limited by similarity.
+    Committed run: ``burst_ratio=none`` 0.787 / 0.669 -> 0.811 / 0.695, nothing else moves.
+    """
+    intent = dataclasses.replace(intent, mode="recent", target=None, time_sensitivity=1.0)
+    kernel = tcfg.kernel
+    hl = kernel.half_life() if hasattr(kernel, "half_life") else None
+    changes: dict[str, Any] = {"relative_recency": None}
+    short = max(0.5 * scale, BURST_MIN_HALF_LIFE)
+    if hl and short < hl and hasattr(kernel, "half_life_days") and dataclasses.is_dataclass(kernel) and not isinstance(kernel, type):
+        changes["kernel"] = dataclasses.replace(kernel, half_life_days=short)
+    return intent, dataclasses.replace(tcfg, **changes)
+
+
+def flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray:
+    """(1 - e) * min(1, s / (m * max)) + e * s / max: the topical cluster ties, time decides."""
+    top = float(sim.max()) if sim.size else 0.0
+    if top <= 0:
+        return sim
+    rel = sim / top
+    flat = np.divide(rel, margin)
+    np.minimum(flat, 1.0, out=flat)
+    np.multiply(flat, 1.0 - tie_break, out=flat)
+    return np.add(flat, np.multiply(rel, tie_break, out=rel), out=flat)
+
+
+def topic_rule(
+    margin: float | None, others: list[tuple[str, float]], versions: float | None = None,
+    asked: Any = None,
+) -> str:
+    if margin is None:
+        return ""
+    dense = "".join(f", or {k} >= {floor:g} x the best {k}" for k, floor in others)
+    kept = "" if versions is None else (
+        "; the first hit's other versions (same group key, or the same first sentence but for the "
+        f"words holding a digit, on topic or with text cosine >= {versions:g}) rank above every page "
+        f"under {VERSION_CORE:g} x the best fused similarity, when the first hit is not or a version "
+        "is the best match")
+    if asked is not None:
+        which = asked.text if asked.relation == "same" else f"{asked.relation} {asked.text}"
+        kept += (f"; the question asks about version {which}: a page whose first sentence names only "
+                 "other versions ranks below the pages of its tier (on topic, or not) that name it or none")
+    return (f"on topic = fused similarity >= {margin:g} x the best candidate's{dense}, and above the widest "
+            "step down in the fused similarities (or in the lead) from the best match -- a clearly worse "
+            "match is off topic; time reorders "
+            f"only within the on-topic set, which always ranks above the rest{kept}")
+
+
+def open_side(intent: Intent) -> tuple[str, float] | None:
+    """``("before", t)`` / ``("after", t)`` for a period with one open side, asked as before /
+    until or after / since a date, a version or an event; None otherwise."""
+    t = intent.target
+    if intent.mode != "range" or t is None:
+        return None
+    kinds = {sp.kind for sp in intent.spans}
+    if kinds & {"before", "before_anchor"} and not math.isfinite(t.start) and math.isfinite(t.end):
+        return "before", t.end
+    if kinds & {"after", "since", "after_anchor"} and math.isfinite(t.start):
+        return "after", t.start
+    return None
+
+
+def across_boundary(
+    score: np.ndarray, versions: np.ndarray, chain: np.ndarray, sim: np.ndarray, judge: np.ndarray,
+    on_topic: np.ndarray, start: np.ndarray, live: np.ndarray, side: str, boundary: float,
+) -> tuple[np.ndarray, int] | None:
+    """The first hit's version next across the boundary of a before / after question ranks
+    right after it: "how did login work before September 2024" asks what changed then, and the
+    page that replaced the first hit (for "after": the one it replaced) says it.
+
+    ``versions`` are the ones it may lift (``chain``, every version of the first hit, less those
+    the question's versions rule out). The first hit must be on topic, on the asked side of the
+    boundary and a strong match -- in the core of :func:`chronorank.temporal.versions_first`
+    (similarity >= 0.8 x the best among ``judge``), or one of its versions is the best match:
+    a weak first hit lifts nothing. The version is the earliest one starting at or after the
+    boundary (before) or the latest one starting before it (after). Returns the new scores and
+    the lifted position, or None when nothing moves.
+
+    Measured on benchmarks/time_semantics.py (16 before / after / since / until questions):
+    4 change -- "how did login work before September 2024" (the SSO page no longer above the
+    v2 page: off-topic above on-topic 1 fewer) and three whose second and third pages are
+    both graded 1 and swap ("refund policy before the July 2023 update": the 2023 update
+    second, then the 2019 policy); top-1 unchanged. benchmarks/cross_domain.py has no such
+    question that the topic rules apply to (news-dev's three are long enough to fade the
+    cut): no default figure moves.
+    """
+    masked = np.where(live, score, -np.inf)
+    first = int(np.argmax(masked))
+    st = start[first]
+    if not on_topic[first] or not math.isfinite(st) or (st >= boundary if side == "before" else st < boundary):
+        return None
+    ref = live & judge if (live & judge).any() else live
+    best = int(np.argmax(np.where(ref, sim, -np.inf)))
+    if not (sim[first] >= VERSION_CORE * float(sim[best]) or chain[best]):
+        return None
+    with np.errstate(invalid="ignore"):
+        across = versions & live & ((start >= boundary) if side == "before" else (start < boundary))
+    across[first] = False
+    if not across.any():
+        return None
+    pick = np.flatnonzero(across)
+    j = int(pick[np.argmin(start[pick])] if side == "before" else pick[np.argmax(start[pick])])
+    rest = masked.copy()
+    rest[[first, j]] = -np.inf
+    second = float(rest.max())
+    if score[j] > second:
+        return None  # already right after the first hit
+    top = float(score[first])
+    out = np.array(score, dtype=np.float64, copy=True)
+    out[j] = (top + second) / 2 if second < top else np.nextafter(top, -np.inf)
+    return out, j
+
+
+def sample_kth(x: np.ndarray, m: int) -> float:
+    """About the ``m``-th largest of ``x``, from a strided sample of ~``POOL_SAMPLE`` (the
+    sample's own order statistic, so at least that many entries of ``x`` are >= it)."""
+    n = x.shape[0]
+    smp = x[:: max(1, n // POOL_SAMPLE)]
+    return kth_largest(smp, -(-m * smp.shape[0] // n))
+
+
+def kth_largest(x: np.ndarray, j: int) -> float:
+    j = min(max(1, j), x.shape[0])
+    if j == 1:
+        return float(x.max())
+    return float(np.sort(x)[x.shape[0] - j])  # a partition is slow on the ties of sparse signals
+
+
+
+
+#: The first hit's versions are looked for among this many best-scored candidates.
+VERSION_POOL = 50
+_DIGIT_WORD = re.compile(r"[^\W_]+(?:[._\-+][^\W_]+)*")
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def lead_cut(text: str, scan: int = 400) -> int:
+    """Where a text's lead ends: its first sentence or line, at most ``scan`` characters (the
+    index's lead field, the stores', the series keys and the title chains)."""
+    m = _SENTENCE_END.search(text, 0, scan)
+    return m.start() if m else min(len(text), scan)
+
+
+def series_key(text: str, tokens: int) -> str:
+    """A page's title "but for version numbers": the words of its first sentence (at most
+    ``tokens``) without the ones holding a digit, lower-cased ("API v2 rate limits." ->
+    "api rate limits"; "aiohttp 3.9.0." -> "aiohttp")."""
+    words = (m.group(0) for m in itertools.islice(_DIGIT_WORD.finditer(text, 0, lead_cut(text)), tokens))
+    return " ".join(w for w in words if not any(c.isdigit() for c in w)).lower()
+
+
+def first_versions(
+    score: np.ndarray, live: np.ndarray, on_topic: np.ndarray, version_floor: float | None, *,
+    groups: np.ndarray | None = None, keys: Callable[[np.ndarray], Sequence[str]] | None = None,
+    vectors: Callable[[np.ndarray], np.ndarray | None] | None = None, event: int | None = None,
+    top_k: Callable[..., np.ndarray] = tied_at_cut,
+) -> np.ndarray | None:
+    """The first hit (the best live score) and its versions, for :func:`chronorank.temporal.versions_first`;
+    None when it has none.
+
+    A version is a candidate of the first hit's version chain (``groups``), or one of the
+    ``VERSION_POOL`` best-scored candidates whose first sentence is the first hit's but for the
+    words holding a digit (``keys``: each position's :func:`series_key`; "API v1 rate limits." /
+    "API v2 rate limits.", "aiohttp 3.9.0." / "aiohttp 3.10.1.") and that is on topic, or, when
+    it is not, whose text is close to the first hit's (``vectors``: embedding cosine >=
+    ``version_floor``): "how did login work before September 2024" keeps the v2 authentication
+    page, which never says "login". The cosine test is only for pages the topic rule left out:
+    a shared dateline ("CNN --", 613 of news-dev's 5,000 articles, pairwise cosine median 0.14)
+    does not make an unrelated article a version, while changelog releases of one project
+    (median 0.55) and the versions of one page (0.49-0.99 on benchmarks/data/time_semantics)
+    pass it. The on-topic ones skip the test: half the release pairs of one changelog project
+    are under 0.55, and splitting a project's releases reorders them among themselves.
+    ``event`` (a position or None) is the page of the question's anchor event, kept with the
+    versions. Measured: benchmarks/data/time_semantics off-topic-above-on-topic in the top 3
+    18 -> 7, top-1 unchanged; benchmarks/cross_domain.py changelogs latest 0.987 -> 0.988,
+    reworded 0.976 -> 0.977, release 0.997 (figures in :mod:`chronorank.index.config`).
+    """
+    n = score.shape[0]
+    if not n or not live.any():
+        return None
+    masked = score if live.all() else np.where(live, score, -np.inf)
+    first = int(np.argmax(masked))
+    versions = np.zeros(n, dtype=bool)
+    if groups is not None and groups[first] >= 0:
+        versions |= groups == groups[first]
+    # the VERSION_POOL best live scores (a set: ties at its cut by lowest position)
+    pool = top_k(masked, VERSION_POOL, np.full(n, np.nan), range(n)) if n > VERSION_POOL else np.arange(n)
+    pool = pool[live[pool] & (pool != first)]
+    key = keys(np.array([first]))[0] if keys is not None else ""
+    if key and pool.size and keys is not None:
+        same = pool[np.array(keys(pool), dtype=object) == key]
+        far = same[~on_topic[same]]
+        if far.size and vectors is not None and version_floor is not None:
+            m = vectors(far)
+            if m is not None:
+                v = vectors(np.array([first]))[0].astype(np.float64)  # type: ignore[index]
+                m = m.astype(np.float64)
+                norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(v))
+                cos = (m @ v) / np.where(norms > 0, norms, 1.0)
+                versions[far[cos >= version_floor]] = True
+        versions[same[on_topic[same]]] = True
+    if event is not None:
+        versions[event] = True
+    versions &= live
+    versions[first] = False
+    if not versions.any():
+        return None
+    versions[first] = True
+    return versions
+
+
+def title_chains(
+    titles: np.ndarray, sim: np.ndarray, times: np.ndarray, margin: float | None, intent: Intent,
+) -> np.ndarray | None:
+    """Version chains read from titles, for a timeless question worded in the present.
+
+    ``titles`` is a code per candidate, equal for candidates whose leads (first sentence, as
+    index terms) are equal, -1 for none. Without a group key a timeless question ranks by
+    similarity alone, and the stale copy of a page usually matches as well as the current one
+    ("how do I export my data": both pages are titled "Exporting your data."). Pages about the
+    question (similarity >= ``margin`` x the best) with one title are taken for versions of one
+    page, ordered by date, so that the older ones count as replaced (``expired_factor``, as
+    with a group key). Not for a question worded about the past ("how was X originally
+    introduced": :func:`chronorank.intent.rules.asks_past`), and not for pages that share a
+    title *and* a date (chunks of one page). Returns group codes (-1 = no chain) or None.
+    Measured on benchmarks/data/time_semantics (timeless "how do I ..." questions over
+    replaced pages; benchmarks/time_semantics.py).
+    """
+    if asks_past(intent.query, intent.lang):
+        return None
+    g = titles
+    top = float(sim.max()) if sim.size else 0.0
+    if top <= 0:
+        return None
+    g = np.where((sim >= (margin or 0.5) * top) & ~np.isnan(times), g, -1)
+    live = g >= 0
+    if not live.any():
+        return None
+    sizes = np.bincount(g[live])
+    g = np.where(live & (sizes[np.where(live, g, 0)] > 1), g, -1)  # a title shared by >= 2
+    shared = np.flatnonzero(g >= 0)
+    if shared.size == 0:
+        return None
+    # one title, one date: chunks or copies of one page, not versions -- no chain
+    order = shared[np.lexsort((times[shared], g[shared]))]
+    same = (g[order[1:]] == g[order[:-1]]) & (times[order[1:]] == times[order[:-1]])
+    g = np.where(np.isin(g, g[order[1:]][same]), -1, g)
+    return g if (g >= 0).any() else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """The ranking rules' settings (the index's ``IndexConfig`` fields of the same names, with
+    the same defaults): what :func:`rank` reads besides the temporal policies."""
+
+    topical_margin: float | None = DEFAULT_TOPICAL_MARGIN
+    tie_break: float = DEFAULT_TIE_BREAK
+    short_query_terms: int | None = DEFAULT_SHORT_QUERY_TERMS
+    burst_ratio: float | None = DEFAULT_BURST_RATIO
+    topic_floor: float | None = DEFAULT_TOPIC_FLOOR
+    topic_lead_floor: float | None = DEFAULT_TOPIC_LEAD_FLOOR
+    version_floor: float | None = DEFAULT_VERSION_FLOOR
+    lead_tokens: int = DEFAULT_LEAD_TOKENS
+
+    @classmethod
+    def of(cls, config: Any, **changes: Any) -> Rules:
+        """The rules of any configuration holding these fields (``IndexConfig``), else defaults."""
+        got = {f.name: getattr(config, f.name) for f in dataclasses.fields(cls) if hasattr(config, f.name)}
+        return cls(**{**got, **changes})
+
+
+@dataclasses.dataclass
+class Ranked:
+    """What :func:`rank` returns: the final scores (-inf where a document is dropped) and what
+    each stage decided, for the explanation."""
+
+    score: np.ndarray
+    res: TemporalResult
+    sim: np.ndarray  # the similarity time was applied to (flattened or not)
+    intent: Intent  # final (a burst makes it a current event)
+    plan: TemporalPlan
+    on_topic: np.ndarray | None
+    versions: np.ndarray | None
+    across: int | None
+    stages: tuple[str, ...]  # the stages that ran
+
+
+def _codes(keys: Sequence[str]) -> np.ndarray:
+    """One code per distinct non-empty key (-1 for the empty key)."""
+    arr = np.array(list(keys), dtype=object)
+    out = np.full(arr.shape[0], -1, dtype=np.int64)
+    has = arr != ""
+    if has.any():
+        _, inv = np.unique(arr[has].astype(str), return_inverse=True)
+        out[has] = inv.reshape(-1)
+    return out
+
+
+def rank(
+    sim: np.ndarray, times: np.ndarray, *, intent: Intent, now: float, config: Any, rules: Rules,
+    terms: int | None = None, signals: Mapping[str, np.ndarray] | None = None,
+    valid_from: np.ndarray | None = None, valid_to: np.ndarray | None = None, groups: np.ndarray | None = None,
+    ids: Sequence[Any] | None = None, texts: Sequence[str] | None = None,
+    vectors: np.ndarray | None = None, live: np.ndarray | None = None,
+) -> Ranked:
+    """Every stage over one candidate set's columns: the reranker's and the stores' client-side
+    ranking (the index runs the same stages over its rows, ``index/core.py::_score_rows``).
+
+    ``sim`` is the fused similarity (what the engine ranked by), ``signals`` the ones it was
+    fused from when known (``bm25`` turns on the topic cut as in the index; ``dense`` / ``lead``
+    its floors); ``terms`` the question's distinct known terms (its shape; None: short);
+    ``texts`` the candidates' texts (their leads give the series keys and title chains);
+    ``vectors`` their embeddings (the version cosine test); ``live`` the candidates that count
+    (False: dropped before ranking). ``config`` is the :class:`chronorank.temporal.TemporalConfig`.
+    """
+    sim = np.asarray(sim, dtype=np.float64)
+    n = sim.shape[0]
+    signals = dict(signals or {})
+    stages: list[str] = []
+    short = terms is None or shape_factor(rules.short_query_terms, terms) == 1.0
+    cut = rules.topical_margin if terms is None else cut_margin(rules, terms)
+    if terms is not None:
+        rules = shaped(rules, terms)
+        stages.append("shape")
+    tplan = TemporalPlan.of(intent, now, config)
+    if rules.burst_ratio is not None and may_be_current(intent, now):
+        scale = burst_scale(sim, times, now, rules.burst_ratio, tplan.excludes_future)
+        if scale is not None:
+            intent, event_cfg = current_event(intent, tplan.config, scale)
+            tplan = TemporalPlan.of(intent, now, event_cfg)
+            stages.append("burst")
+    tcfg = tplan.config
+    raw_sim = sim
+    if (rules.topical_margin is not None and intent.mode in ("recent", "as_of", "range")
+            and tplan.sensitivity > 0 and tcfg.strength > 0):
+        sim = flatten_top(sim, rules.topical_margin, rules.tie_break)
+        stages.append("flatten")
+    texts = None if texts is None else [str(x or "") for x in texts]
+    chains = groups
+    if groups is None and texts is not None and intent.mode == "timeless" and not intent.spans and n:
+        titles = _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[: rules.lead_tokens]) for x in texts])
+        chains = title_chains(titles, raw_sim, times, rules.topical_margin, intent)
+        if chains is not None:
+            stages.append("title chains")
+    res = apply_temporal(sim, times, plan=tplan, valid_from=valid_from, valid_to=valid_to, groups=chains, ids=ids)
+    stages.append("time")
+    keep = res.keep if live is None else res.keep & live
+    score = np.asarray(res.score, dtype=np.float64)
+    on_topic = versions = None
+    across: int | None = None
+    if cut is not None and n:
+        others = [(signals[k], f) for k, f in (("dense", rules.topic_floor), ("lead", rules.topic_lead_floor))
+                  if k in signals]
+        score, on_topic = topic_first(
+            score, raw_sim, cut, keep, ~res.not_yet_valid, others=others,
+            tiers=[(signals["lead"], rules.topic_lead_floor)] if "lead" in signals and rules.topic_lead_floor else [],
+            calibrated=short,
+        )
+        stages.append("topic first")
+        if rules.version_floor is not None and keep.any():
+            keys = None
+            if texts is not None:
+                series = [series_key(x, rules.lead_tokens) for x in texts]
+
+                def keys(pos: np.ndarray) -> list[str]:
+                    return [series[i] for i in pos.tolist()]
+            vec = None if vectors is None else (lambda pos: vectors[pos])  # noqa: E731
+            mine = first_versions(score, keep, on_topic, rules.version_floor, groups=groups, keys=keys, vectors=vec)
+            if mine is not None:
+                moved = versions_first(score, mine, raw_sim, keep, keep & ~res.not_yet_valid)
+                if moved is not score:
+                    score, versions = moved, mine
+                    on_topic = on_topic | mine
+                    stages.append("versions")
+            side = open_side(intent)
+            if side is not None and mine is not None:
+                lifted = across_boundary(score, mine, mine, raw_sim, keep & ~res.not_yet_valid, on_topic,
+                                         res.start, keep, *side)
+                if lifted is not None:
+                    score, across = lifted
+                    on_topic = on_topic.copy()
+                    on_topic[across] = True
+                    stages.append("across the boundary")
+    if not keep.all():
+        score = np.where(keep, score, -np.inf)
+    return Ranked(score=score, res=res, sim=sim, intent=intent, plan=tplan, on_topic=on_topic, versions=versions,
+                  across=across, stages=tuple(stages))
