@@ -35,6 +35,7 @@ class Counting:
     def __init__(self, client: Any) -> None:
         self._inner = client
         self.calls: Counter[str] = Counter()
+        self.log: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)
@@ -43,6 +44,7 @@ class Counting:
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls[name + ("(exact)" if kwargs.get("exact") else "")] += 1
+            self.log.append((name, args, kwargs))
             return attr(*args, **kwargs)
 
         return counted
@@ -189,3 +191,50 @@ def test_a_client_error_quoting_the_url_is_masked(monkeypatch: pytest.MonkeyPatc
     said = _everything_said(err.value)
     for secret in ("Pw-7c1e%40x", "Pw-7c1e@x", "key-5b9d0e"):
         assert secret not in said
+
+
+# ---------------------------------------------------------------------- the deploy recipe
+
+
+def test_the_deploy_recipe_creates_what_the_store_creates(embedder: Any) -> None:
+    import importlib.util
+    import warnings
+    from pathlib import Path
+
+    from chronorank.errors import InvalidInput
+
+    path = Path(__file__).resolve().parents[2] / "deploy" / "qdrant_collection.py"
+    spec = importlib.util.spec_from_file_location("deploy_qdrant_collection", path)
+    assert spec is not None and spec.loader is not None
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+
+    client = QdrantClient(":memory:")
+    calls = {}
+    for name in ("by_recipe", "by_store"):  # what each asks the server to create
+        counting = Counting(client)
+        store = QdrantStore(name, client=counting, embedder=embedder)
+        if name == "by_recipe":
+            recipe.create(store, docs(), shards=3, replicas=2)
+        else:
+            store.add(docs())
+        calls[name] = [(n, a[1:], kw) for n, a, kw in counting.log if n.startswith("create_")]
+    made = calls["by_recipe"]
+    assert made[0][0] == "create_collection"
+    assert made[0][2].pop("shard_number") == 3 and made[0][2].pop("replication_factor") == 2
+    assert made == calls["by_store"]  # the same vectors, metadata and payload indexes
+    by_store = QdrantStore("by_store", client=client, embedder=embedder)
+    a, b = client.get_collection("by_recipe"), client.get_collection("by_store")
+    assert a.config.params.vectors == b.config.params.vectors
+    assert a.config.params.sparse_vectors == b.config.params.sparse_vectors
+    assert a.config.metadata == b.config.metadata and a.config.metadata["chronorank_schema"] == 2
+    assert a.payload_schema == b.payload_schema
+    # the current schema: no warning, lead_weight accepted, the same ranking once filled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store = QdrantStore("by_recipe", client=client, embedder=embedder)
+        store.add(docs())
+        for q in QUERIES:
+            assert store.search(q, k=5, now=NOW, lead_weight=0.5).ids == by_store.search(q, k=5, now=NOW, lead_weight=0.5).ids
+    with pytest.raises(InvalidInput, match="exists already"):
+        recipe.create(store, docs(), shards=3, replicas=2)

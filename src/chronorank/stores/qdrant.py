@@ -270,14 +270,37 @@ class QdrantStore:
                 "to it with your own tools, or add() the documents to a collection chronorank creates."
             )
 
-    def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
+    def create_collection(
+        self, docs: Iterable[Mapping[str, Any]], vectors: Any = None, **cluster: Any,
+    ) -> None:
+        """Create the collection at the current schema before the first ``add`` -- on a cluster,
+        with its ``shard_number``, ``replication_factor`` or ``write_consistency_factor`` (the
+        keywords of ``QdrantClient.create_collection``; deploy/qdrant_collection.py). The BM25
+        length statistics come from ``docs`` (a sample of the corpus) as the first ``add`` would
+        take them; nothing is written. An existing collection is refused."""
+        self._writable()
+        unknown = sorted(set(cluster) - {"shard_number", "replication_factor", "write_consistency_factor"})
+        if unknown:
+            raise InvalidInput(f"create_collection got {unknown}; cluster settings are shard_number, "
+                               "replication_factor and write_consistency_factor.")
+        if self._exists():
+            raise InvalidInput(f"collection {self.collection!r} exists already; add() to it, or delete it first.")
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
+                            need_terms=True, lead_tokens=self.lead_tokens, infer_dates=self.infer_dates)
+        if not prep.ids or prep.vectors is None:
+            raise InvalidInput("create_collection needs a sample of documents (their vectors give the dimension).")
+        self._create(int(prep.vectors.shape[1]), *_length_stats(prep), **cluster)
+
+    def _create(self, dim: int, avgdl: float, lead_avgdl: float, **cluster: Any) -> None:
         m = _models()
-        self.client.create_collection(
+        self._call(
+            self.client.create_collection,
             self.collection,
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
             sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF), LEAD: m.SparseVectorParams()},
             metadata={"chronorank_schema": SCHEMA_VERSION, "dim": dim, "avgdl": avgdl, "k1": self.k1, "b": self.b,
                       "lead_avgdl": lead_avgdl, "lead_tokens": self.lead_tokens},
+            **cluster,
         )
         for key, kind in (
             ("_start", m.PayloadSchemaType.FLOAT), ("_end", m.PayloadSchemaType.FLOAT),
@@ -303,10 +326,7 @@ class QdrantStore:
             return 0
         assert prep.vectors is not None
         if not self._exists():
-            avgdl = float(prep.lengths.mean()) if prep.lengths.size and prep.lengths.mean() > 0 else 1.0
-            lead = prep.lead_lengths
-            lead_avgdl = float(lead.mean()) if lead.size and lead.mean() > 0 else 1.0
-            self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
+            self._create(int(prep.vectors.shape[1]), *_length_stats(prep))
         m = _models()
         avgdl = float(self.avgdl or 1.0)
         lead_avgdl = float(self.lead_avgdl or 1.0)
@@ -768,6 +788,13 @@ class QdrantStore:
 
     def __repr__(self) -> str:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
+
+
+def _length_stats(prep: Any) -> tuple[float, float]:
+    """The body's and the lead's average length over a first batch (1.0 where empty)."""
+    body, lead = prep.lengths, prep.lead_lengths
+    return (float(body.mean()) if body.size and body.mean() > 0 else 1.0,
+            float(lead.mean()) if lead.size and lead.mean() > 0 else 1.0)
 
 
 class _Gone(Exception):
