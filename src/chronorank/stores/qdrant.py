@@ -66,6 +66,8 @@ from chronorank.types import Intent, Ranking, best_first, epoch_to_datetime
 __all__ = ["QdrantStore", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 2
+#: the most distinct terms the statistics request reads (a term past it counts as unseen)
+_VOCABULARY_MAX = 10_000_000
 DENSE = "dense"
 SPARSE = "bm25"
 LEAD = "lead"
@@ -163,6 +165,10 @@ class QdrantStore:
         self.lead_avgdl: float | None = None
         self.lead_tokens = int(self.config.index.lead_tokens)
         self.has_lead = True  # False for a schema-1 collection (no lead vectors)
+        self._present = False  # the collection exists (cached: a search never asks)
+        # BM25 statistics for the query weights (idf_power, the lead): the points and each term's
+        # document frequency, approximate, read once (one facet request) and again after a write
+        self._stats: tuple[int, dict[int, int]] | None = None
         self._warned_no_lead = False
         self._lay = _Layout()
         self._mapped = _check_columns(columns)
@@ -176,7 +182,11 @@ class QdrantStore:
     # ------------------------------------------------------------------ schema
 
     def _exists(self) -> bool:
-        return bool(self._call(self.client.collection_exists, self.collection))
+        """Whether the collection exists: asked of the server until it does, then remembered
+        (a search makes no existence check once the collection is there)."""
+        if not self._present:
+            self._present = bool(self._call(self.client.collection_exists, self.collection))
+        return self._present
 
     def _load_meta(self) -> None:
         if not self._exists():
@@ -260,14 +270,37 @@ class QdrantStore:
                 "to it with your own tools, or add() the documents to a collection chronorank creates."
             )
 
-    def _create(self, dim: int, avgdl: float, lead_avgdl: float) -> None:
+    def create_collection(
+        self, docs: Iterable[Mapping[str, Any]], vectors: Any = None, **cluster: Any,
+    ) -> None:
+        """Create the collection at the current schema before the first ``add`` -- on a cluster,
+        with its ``shard_number``, ``replication_factor`` or ``write_consistency_factor`` (the
+        keywords of ``QdrantClient.create_collection``; deploy/qdrant_collection.py). The BM25
+        length statistics come from ``docs`` (a sample of the corpus) as the first ``add`` would
+        take them; nothing is written. An existing collection is refused."""
+        self._writable()
+        unknown = sorted(set(cluster) - {"shard_number", "replication_factor", "write_consistency_factor"})
+        if unknown:
+            raise InvalidInput(f"create_collection got {unknown}; cluster settings are shard_number, "
+                               "replication_factor and write_consistency_factor.")
+        if self._exists():
+            raise InvalidInput(f"collection {self.collection!r} exists already; add() to it, or delete it first.")
+        prep = prepare_docs(docs, vectors, embedder=self.embedder, dim=self.dim, bad_dates=self.bad_dates,
+                            need_terms=True, lead_tokens=self.lead_tokens, infer_dates=self.infer_dates)
+        if not prep.ids or prep.vectors is None:
+            raise InvalidInput("create_collection needs a sample of documents (their vectors give the dimension).")
+        self._create(int(prep.vectors.shape[1]), *_length_stats(prep), **cluster)
+
+    def _create(self, dim: int, avgdl: float, lead_avgdl: float, **cluster: Any) -> None:
         m = _models()
-        self.client.create_collection(
+        self._call(
+            self.client.create_collection,
             self.collection,
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
             sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF), LEAD: m.SparseVectorParams()},
             metadata={"chronorank_schema": SCHEMA_VERSION, "dim": dim, "avgdl": avgdl, "k1": self.k1, "b": self.b,
                       "lead_avgdl": lead_avgdl, "lead_tokens": self.lead_tokens},
+            **cluster,
         )
         for key, kind in (
             ("_start", m.PayloadSchemaType.FLOAT), ("_end", m.PayloadSchemaType.FLOAT),
@@ -278,6 +311,7 @@ class QdrantStore:
                 warnings.simplefilter("ignore", UserWarning)
                 self.client.create_payload_index(self.collection, field_name=key, field_schema=kind)
         self.dim, self.avgdl, self.lead_avgdl, self.has_lead = dim, avgdl, lead_avgdl, True
+        self._present = True
 
     # ------------------------------------------------------------------ writing
 
@@ -292,10 +326,7 @@ class QdrantStore:
             return 0
         assert prep.vectors is not None
         if not self._exists():
-            avgdl = float(prep.lengths.mean()) if prep.lengths.size and prep.lengths.mean() > 0 else 1.0
-            lead = prep.lead_lengths
-            lead_avgdl = float(lead.mean()) if lead.size and lead.mean() > 0 else 1.0
-            self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
+            self._create(int(prep.vectors.shape[1]), *_length_stats(prep))
         m = _models()
         avgdl = float(self.avgdl or 1.0)
         lead_avgdl = float(self.lead_avgdl or 1.0)
@@ -328,8 +359,15 @@ class QdrantStore:
                 lidx = sorted(lvals)
                 vec[LEAD] = m.SparseVector(indices=lidx, values=[lvals[t] for t in lidx])
             points.append(m.PointStruct(id=point_id(rec["id"]), vector=vec, payload=payload))
-        for lo in range(0, n, 512):
-            self._call(self.client.upsert, self.collection, points=points[lo:lo + 512], wait=True)
+        self._stats = None  # the frequencies change: read again by the next search that needs them
+        try:
+            for lo in range(0, n, 512):
+                self._call(self.client.upsert, self.collection, points=points[lo:lo + 512], wait=True)
+        except _Gone:  # deleted behind our back: create it again and write this batch there
+            self._present = False
+            self._create(int(prep.vectors.shape[1]), avgdl, lead_avgdl)
+            for lo in range(0, n, 512):
+                self._call(self.client.upsert, self.collection, points=points[lo:lo + 512], wait=True)
         return n
 
     def delete(self, ids: Iterable[str] | str) -> int:
@@ -344,6 +382,7 @@ class QdrantStore:
         pids = [point_id(i) for i in wanted]
         found = self._call(self.client.retrieve, self.collection, ids=pids, with_payload=False, with_vectors=False)
         if found:
+            self._stats = None
             self._call(
                 self.client.delete, self.collection,
                 points_selector=m.PointIdsList(points=[p.id for p in found]), wait=True,
@@ -353,7 +392,33 @@ class QdrantStore:
     def __len__(self) -> int:
         if not self._exists():
             return 0
-        return int(self.client.count(self.collection, exact=True).count)
+        return int(self._call(self.client.count, self.collection, exact=True).count)
+
+    def _frequencies(self, terms: Iterable[int]) -> tuple[int, dict[int, int]]:
+        """The number of points and the document frequency of ``terms``, approximate (Qdrant's
+        own counts): the whole vocabulary in one facet request over ``_terms``, kept until this
+        store writes (another writer's documents are counted after ``refresh()``). Where the
+        client has no facet (Qdrant Edge, in process), one count per term not seen yet."""
+        if self._stats is None:
+            n = int(self._call(self.client.count, self.collection, exact=False).count)
+            df: dict[int, int] = {}
+            if hasattr(self.client, "facet"):
+                hits = self._call(self.client.facet, self.collection, key="_terms", limit=_VOCABULARY_MAX,
+                                  exact=False).hits
+                df = {int(h.value): int(h.count) for h in hits}
+            self._stats = (n, df)
+        n, df = self._stats
+        if not hasattr(self.client, "facet"):
+            m = _models()
+            for t in terms:
+                if t not in df:
+                    df[t] = int(self._call(self.client.count, self.collection, exact=False, count_filter=m.Filter(
+                        must=[m.FieldCondition(key="_terms", match=m.MatchValue(value=t))])).count)
+        return n, df
+
+    def refresh(self) -> None:
+        """Read the collection's statistics again at the next search (after another process wrote)."""
+        self._stats = None
 
     def close(self) -> None:
         self.client.close()
@@ -378,7 +443,23 @@ class QdrantStore:
 
     # ------------------------------------------------------------------ search
 
-    def search(
+    def search(self, query: str, k: int = 10, now: Any = None, **kwargs: Any) -> Ranking:
+        """The best ``k`` documents for ``query`` at ``now``, scored inside Qdrant.
+
+        ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
+        ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
+        (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
+        A search is at most two requests (the lanes' probe, batched, and the scoring query; a
+        third only where equal scores straddle the cut), plus one for the collection's BM25
+        statistics after a write (see ``_frequencies``).
+        """
+        try:
+            return self._search(query, k, now, **kwargs)
+        except _Gone:  # deleted behind our back: nothing to find; the next add() re-creates it
+            self._present, self._stats = False, None
+            return self._search(query, k, now, **kwargs)
+
+    def _search(
         self,
         query: str,
         k: int = 10,
@@ -391,12 +472,6 @@ class QdrantStore:
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
         **overrides: Any,
     ) -> Ranking:
-        """The best ``k`` documents for ``query`` at ``now``, scored inside Qdrant.
-
-        ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
-        ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
-        (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
-        """
         pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.",
@@ -404,7 +479,7 @@ class QdrantStore:
         cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
         lanes = lanes or cfg.lanes
         plan = plan_query(intent, now_s, cfg)
-        if not self._exists() or len(self) == 0:
+        if not self._exists():  # asked of the server only until the collection is there
             return empty_ranking(query, intent, now_s, "qdrant")
         m = _models()
         if plan.lead_w > 0 and not self.has_lead and not cfg.lead_named:
@@ -447,7 +522,7 @@ class QdrantStore:
             cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                                 order=order, client_res=res, meta={"n_docs": len(self)}, max_lead=max_lead)
+                                 order=order, client_res=res, meta={"pool": pool}, max_lead=max_lead)
         formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
         dense = self._lay.dense
         # the engine orders equal scores its own way: ask for one row past k, and again for
@@ -527,9 +602,8 @@ class QdrantStore:
         vals = [float(terms[t]) for t in ids]
         lead = None
         if plan.idf_power or plan.lead_w > 0:
-            n_docs = len(self)
-            df = {t: int(self._call(self.client.count, self.collection, exact=True, count_filter=m.Filter(
-                must=[m.FieldCondition(key="_terms", match=m.MatchValue(value=t))])).count) for t in ids}
+            n_docs, known = self._frequencies(ids)
+            df = {t: known.get(t, 0) for t in ids}
             if plan.idf_power:
                 keep = [(t, v * bm25_idf(n_docs, df[t]) ** plan.idf_power) for t, v in zip(ids, vals) if df[t]]
                 ids, vals = [t for t, _ in keep], [v for _, v in keep]
@@ -682,10 +756,17 @@ class QdrantStore:
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (InvalidInput, ChronorankError):
+        except InvalidInput as exc:
+            if self._present and "does not exist" in str(exc):  # Qdrant Edge: deleted behind our back
+                raise _Gone() from exc
+            raise
+        except ChronorankError:
             raise
         except Exception as exc:  # transport errors differ by client mode (httpx, grpc, local)
             name = type(exc).__name__
+            if self._present and (getattr(exc, "status_code", None) == 404 or (
+                    isinstance(exc, ValueError) and "not found" in str(exc))):
+                raise _Gone() from exc  # the collection was deleted behind our back
             text = self._scrub(exc)
             if name in ("ResponseHandlingException", "ConnectError", "ConnectTimeout", "RpcError", "_InactiveRpcError"):
                 err = ChronorankError(
@@ -707,6 +788,17 @@ class QdrantStore:
 
     def __repr__(self) -> str:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
+
+
+def _length_stats(prep: Any) -> tuple[float, float]:
+    """The body's and the lead's average length over a first batch (1.0 where empty)."""
+    body, lead = prep.lengths, prep.lead_lengths
+    return (float(body.mean()) if body.size and body.mean() > 0 else 1.0,
+            float(lead.mean()) if lead.size and lead.mean() > 0 else 1.0)
+
+
+class _Gone(Exception):
+    """The collection was there and is not any more (deleted by another client)."""
 
 
 def _url_secrets(url: str | None, api_key: str | None) -> set[str]:
