@@ -555,6 +555,9 @@ CROSS_COLUMNS = (
     ("news/news/fresh_only", "news fresh_only"),
     ("news/news/fresh_vs_stale", "news fresh_vs_stale"),
     ("synthetic/synthetic/all", "synthetic"),
+    ("changelogs/user/all", "changelogs-user"),
+    ("policies/dev/all", "policies dev"),
+    ("policies_validity/dev/all", "policies dev, validity"),
 )
 
 
@@ -592,7 +595,9 @@ def cross_domain(results: Path) -> str | None:
     return block(
         "One default on every domain",
         "nDCG@10, `benchmarks/cross_domain.py`: release corpus, changelogs (original, reworded, "
-        "Russian), news-dev (real news questions over dated articles), synthetic.",
+        "Russian), news-dev (real news questions over dated articles), synthetic, changelogs-user "
+        "(hand-written questions over the changelog corpus), policies-dev (versioned policy "
+        "sections, dev split, without and with validity intervals).",
         body, note,
     )
 
