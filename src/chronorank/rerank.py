@@ -338,7 +338,9 @@ class TemporalReranker:
             intent, anchor_line = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         texts = self._texts(payloads)
         ranked = rank(
-            sim, t, intent=intent, now=now_s, config=self.config, rules=Rules(topical_margin=self.topical_margin),
+            sim, t, intent=intent, now=now_s, config=self.config,
+            # the burst stage compares the best matches with the whole collection: index only
+            rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
             texts=texts, live=ok,
         )

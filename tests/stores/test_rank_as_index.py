@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_cases import make_store  # this folder's conftest, loaded by path
 
 from chronorank.eval.datasets import load_benchmark
 from chronorank.index import TemporalIndex
@@ -36,8 +37,6 @@ def reference() -> tuple[TemporalIndex, list[dict[str, Any]], list[dict[str, Any
 
 @pytest.fixture(params=["qdrant", "qdrant_edge", pytest.param("pgvector", marks=pytest.mark.pg)])
 def store(request: pytest.FixtureRequest, reference: Any) -> Iterator[Any]:
-    from conftest import make_store
-
     idx, docs, _ = reference
     st = make_store(request.param, request, idx.embedder)
     st.add(docs, vectors=idx._snap.vectors)
