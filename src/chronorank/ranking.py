@@ -21,7 +21,10 @@ In the order a query meets them:
 
 The index adds two stages that read its snapshot (``index/version_conflict.py``: a page naming
 only versions the question rules out ranks below its tier; an anchor's event page) and its
-exact pool (``_exact_pool``): a column engine has neither and says so in ``meta["stages"]``.
+exact pool (``_exact_pool``): a column engine has neither, and ``meta["stages"]`` names the
+stages it ran. The burst stage is the index's only too (``Rules(burst_ratio=None)`` in the
+reranker and the stores): it compares the best matches with the whole collection's ages, which
+a candidate pool does not hold.
 Inputs are numpy columns: the fused similarity, the signals it was fused from when known
 (``dense``, ``bm25``, ``lead``), times, validity, group codes, the texts' leads (series keys,
 title chains) and optional vectors. Pure, no I/O.
