@@ -259,6 +259,11 @@ def test_callable_wrapped():
     assert float(k(10)) == pytest.approx(math.exp(-1))
 
 
+def test_piecewise_refuses_a_step_no_age_can_land_inside():
+    with pytest.raises(InvalidInput, match=r"points\[1\] age 4.94066e-324 is within 1e-09 days of points\[0\]"):
+        Piecewise(points=[(0, 1), (5e-324, 0)])
+
+
 def test_unknown_kernel_lists_known_names():
     with pytest.raises(InvalidInput) as err:
         get_kernel("expontial")
@@ -357,7 +362,10 @@ def kernels(draw, floor=floors_any, with_delayed=True):
         return DelayedPeak(peak, draw(st.floats(0.2, 10)), h, floor=floor_v)
     if name == "piecewise":
         n = draw(st.integers(1, 5))
-        xs = sorted(set(draw(st.lists(st.floats(0, 2000), min_size=n, max_size=n))))
+        xs = []
+        for x in sorted(set(draw(st.lists(st.floats(0, 2000), min_size=n, max_size=n)))):
+            if not xs or x - xs[-1] >= 1e-9:  # Piecewise refuses finer steps (MIN_STEP_DAYS)
+                xs.append(x)
         ys = sorted(draw(st.lists(st.floats(0, 1), min_size=len(xs), max_size=len(xs))), reverse=True)
         return Piecewise(points=list(zip(xs, ys)), floor=floor_v)
     return Constant(floor=floor_v)

@@ -286,7 +286,8 @@ def current_event(intent: Intent, tcfg: Any, scale: float) -> tuple[Intent, Any]
 def flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray:
     """(1 - e) * min(1, s / (m * max)) + e * s / max: the topical cluster ties, time decides."""
     top = float(sim.max()) if sim.size else 0.0
-    if top <= 0:
+    # no positive best match (or one so near 0 that scores divided by it overflow): nothing to flatten
+    if top <= 0 or float(sim.min()) < -top * 1e300:
         return sim
     rel = sim / top
     flat = np.divide(rel, margin)

@@ -15,6 +15,9 @@ from chronorank.kernels.base import BaseKernel, check_number
 ARTICLE_POINTS: tuple[tuple[float, float], ...] = ((0.0, 1.0), (30.0, 1.0), (180.0, 0.3))
 
 
+MIN_STEP_DAYS = 1e-9  # ~0.1 ms: finer steps lose the half-life to rounding
+
+
 def _points(value: Any) -> tuple[tuple[float, float], ...]:
     example = "points=[(0, 1), (30, 1), (180, 0.3)]"
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) or len(value) == 0:
@@ -31,6 +34,12 @@ def _points(value: Any) -> tuple[tuple[float, float], ...]:
             raise InvalidInput(
                 f"piecewise: point ages must increase strictly, but points[{i}] age {out[i][0]:g} "
                 f"follows {out[i - 1][0]:g}; sort the points by age"
+            )
+        if out[i][0] - out[i - 1][0] < MIN_STEP_DAYS:  # a step no float age can land inside
+            raise InvalidInput(
+                f"piecewise: points[{i}] age {out[i][0]:g} is within {MIN_STEP_DAYS:g} days of points[{i - 1}] "
+                f"age {out[i - 1][0]:g}; space the points further apart (a vertical drop is two points "
+                "a second apart, e.g. (30, 1), (30.00001, 0.2))"
             )
         if out[i][1] > out[i - 1][1]:
             raise InvalidInput(
