@@ -634,10 +634,10 @@ def rank(
         if rules.version_floor is not None and keep.any():
             keys = None
             if texts is not None:
-                series = [series_key(x, rules.lead_tokens) for x in texts]
+                cands = texts
 
-                def keys(pos: np.ndarray) -> list[str]:
-                    return [series[i] for i in pos.tolist()]
+                def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
+                    return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
             vec = None if vectors is None else (lambda pos: vectors[pos])  # noqa: E731
             mine = first_versions(score, keep, on_topic, rules.version_floor, groups=groups, keys=keys, vectors=vec)
             if mine is not None:

@@ -559,6 +559,8 @@ def known_terms(intent: Intent, texts: Sequence[Any] | None) -> int | None:
     seen: set[str] = set()
     for terms in analyze_many([str(x or "") for x in texts]):
         seen.update(asked.intersection(terms))
+        if len(seen) == len(asked):
+            break
     return len(seen)
 
 

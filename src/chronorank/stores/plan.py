@@ -50,7 +50,6 @@ class QueryPlan:
     keyword_w: float
     client: bool  # fallback='client' scoring
     anchor: float = math.nan  # ages are counted from here (T)
-    margin: tuple[float | None, float] = (None, 0.0)  # topical_margin, tie_break (client scoring)
     idf_power: float = 0.0  # query terms weigh count x idf**idf_power on top of BM25's idf
     lead_w: float = 0.0  # the lead's weight after the index's share rule (0: off)
     lead_tokens: int = 12  # the lead's length cap the stored values must have been built with
@@ -246,7 +245,6 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
         exclude_future=exclude_future, drop_undated=md == "drop", fill=fill, weight=weight,
         dense_w=float(cfg.index.dense_weight), keyword_w=float(cfg.index.keyword_weight),
         client=client, anchor=anc,
-        margin=(getattr(cfg.index, "topical_margin", None), float(getattr(cfg.index, "tie_break", 0.0))),
         idf_power=float(getattr(cfg.index, "idf_power", 0.0)),
         lead_w=lead_share(cfg.index), lead_tokens=int(getattr(cfg.index, "lead_tokens", 12)),
         # the burst stage compares the best matches with the whole collection's ages, which a

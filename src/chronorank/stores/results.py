@@ -5,7 +5,6 @@ and the lanes' ranks of each hit."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,7 +68,7 @@ def client_score(
     texts = [str(r.get("text") or "") if isinstance(r, Mapping) else "" for r in cand.records]
     ranked = rank(
         sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
-        rules=dataclasses.replace(plan.rules, topical_margin=plan.margin[0], tie_break=plan.margin[1]),
+        rules=plan.rules,
         terms=known_terms(plan.intent, texts), signals=signals, valid_to=cand.end, ids=cand.ids, texts=texts,
     )
     res = ranked.res
