@@ -1,33 +1,38 @@
 """The ranking as one pipeline of named stages over columns (the temporal layer).
 
-Every engine ranks with these stages: the index (``index/core.py`` calls each over its rows
-or its pool, with its own signals), the reranker and so every rerank adapter, and the stores'
-client-side step (``fallback='client'``) over their candidate pool, both through :func:`rank`.
-In the order a query meets them:
+:func:`rank` is the ranking, and its body is the one place where the stages' order is
+written. Every engine calls it: the index over its rows or its exact pool
+(``index/core.py::_score_rows``), the reranker and so every rerank adapter, and the stores'
+client-side step (``fallback='client'``) over their candidate pool. In the order a query
+meets them:
 
 1. ``shape``: :func:`shape_factor`, :func:`shaped`, :func:`cut_margin` -- the name-lookup
    mechanisms and the topic cut fade with the question's length;
 2. ``burst``: :func:`may_be_current`, :func:`burst_scale`, :func:`current_event` -- a question
-   whose best matches crowd the last days is about a current event;
+   whose best matches crowd the last days is about a current event (1 and 2 are
+   :func:`prepare`, which the index runs once over its whole corpus before it pools);
 3. ``flatten``: :func:`flatten_top` -- the topical cluster ties, time decides inside it;
 4. ``title chains``: :func:`title_chains` -- pages with one title are versions of one page
    (a timeless question worded in the present);
 5. ``time``: :func:`chronorank.temporal.apply_temporal` (decay, validity, periods, anchors);
 6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only;
 7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
-   first hit's other versions stay above pages much less similar;
+   first hit's other versions (and the anchor event's page) stay above pages much less similar;
 8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after
-   question's first hit is followed by its version across the boundary.
+   question's first hit is followed by its version across the boundary;
+9. ``version conflict``: :func:`conflicts_last` -- a page whose title names only versions the
+   question rules out ranks below its tier (which pages do: ``index/version_conflict.py``,
+   over the index's snapshot or over candidates' texts).
 
-The index adds two stages that read its snapshot (``index/version_conflict.py``: a page naming
-only versions the question rules out ranks below its tier; an anchor's event page) and its
-exact pool (``_exact_pool``): a column engine has neither, and ``meta["stages"]`` names the
-stages it ran. The burst stage is the index's only too (``Rules(burst_ratio=None)`` in the
-reranker and the stores): it compares the best matches with the whole collection's ages, which
-a candidate pool does not hold.
+What only an engine knows comes in as explicit parameters of :func:`rank`: the index's pool
+and its similarity bound, the anchor's event page (dated through the whole corpus), lookups
+of title codes, series keys and vectors, the version-conflict question, a top-k cut.
+``meta["stages"]`` names the stages that ran. The burst stage is the index's only
+(``Rules(burst_ratio=None)`` in the reranker and the stores): it compares the best matches
+with the whole collection's ages, which a candidate pool does not hold.
 Inputs are numpy columns: the fused similarity, the signals it was fused from when known
-(``dense``, ``bm25``, ``lead``), times, validity, group codes, the texts' leads (series keys,
-title chains) and optional vectors. Pure, no I/O.
+(``dense``, ``bm25``, ``lead``), times, validity, group codes, the texts (their leads give
+series keys, title chains and the versions they name) and optional vectors. Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -45,21 +50,27 @@ from chronorank.intent.rules import asks_past
 from chronorank.temporal import (
     DEFAULT_TOPICAL_MARGIN,
     VERSION_CORE,
+    Pool,
     TemporalPlan,
     TemporalResult,
     apply_temporal,
     median_of,
     topic_first,
+    topic_gap,
     versions_first,
 )
 from chronorank.types import Intent, tied_at_cut
 
 __all__ = [
+    "Conflicts",
+    "Prepared",
     "Ranked",
     "Rules",
     "STAGES",
     "across_boundary",
+    "anchor_event",
     "burst_scale",
+    "conflicts_last",
     "current_event",
     "cut_margin",
     "first_versions",
@@ -67,15 +78,18 @@ __all__ = [
     "lead_cut",
     "may_be_current",
     "open_side",
+    "prepare",
     "rank",
     "series_key",
     "shape_factor",
     "shaped",
     "title_chains",
+    "title_codes",
 ]
 
 #: The stages in order (what ``meta["stages"]`` names).
-STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "versions", "across the boundary")
+STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "versions", "across the boundary",
+          "version conflict")
 
 #: The rules' defaults, read by ``IndexConfig`` too (one set of defaults for every engine).
 DEFAULT_TIE_BREAK = 0.02
@@ -383,6 +397,58 @@ def across_boundary(
     return out, j
 
 
+def conflicts_last(
+    score: np.ndarray, conflict: np.ndarray, tier: np.ndarray | None, live: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Within each tier (``tier`` = the on-topic set, and the rest; None = one tier), the live
+    candidates in ``conflict`` that score above the lowest other live one of their tier move to
+    just below it, in their own order; nothing leaves its tier and nothing else moves. Returns
+    ``(score, moved)``: ``moved`` is None (and ``score`` itself) when nothing moves.
+
+    Measured: benchmarks/time_semantics.py (default index) off-topic above on-topic 4 -> 2
+    (ts-56 "what changed in the API 2.0 release": "Release notes for version 3.0 / 4.0."
+    no longer rank 2-3 above the v2 pages; ts-70 "what changed after the 3.0 release": the
+    API 2.0 release note no longer ranks above the 3.0 release notes), top-1 0.986 -> 0.986,
+    nDCG@10 0.989 -> 0.988 (ts-56's v1 pages, graded 1, go below the v2 ones). Without the
+    first hit's versions exempt, 3 more questions failed ("authentication in the v1 API" put
+    another v1 page above the v2 authentication page). benchmarks/cross_domain.py (MiniLM):
+    no figure of the default row moves (release; changelogs, whose 60 "what changed in flask
+    2.2.5" questions already score 1.000; news, whose two "versions" are "2.9 million" and
+    "7.0-magnitude"; synthetic); of the ablation rows only "no lead field" moves, Russian
+    changelogs 0.9259 -> 0.9266. Reading "на 01.10.2024" as version 1.10 had cost that row's
+    as_of_date 0.938 -> 0.922: dotted dates and the parser's time spans are skipped.
+    """
+    out = score
+    moved = np.zeros(score.shape[0], dtype=bool)
+    tiers = [live] if tier is None else [tier & live, ~tier & live]
+    for i, t in enumerate(tiers):
+        bad = t & conflict
+        good = t & ~conflict
+        if not bad.any() or not good.any():
+            continue
+        low = float(np.min(out, where=good, initial=np.inf))
+        move = bad & (out >= low)
+        if not move.any():
+            continue
+        rest = live & ~move & (out < low)
+        if tier is not None and i == 0:
+            # the on-topic tier: no page of the other tier scores above topic_gap(low)
+            # (rank_first), so the moved ones go between that bound, or the best page under low
+            # if higher, and low. The same order as below the best page under low, and the same
+            # scores whether or not the pages of the other tier were scored: the index's exact
+            # search scores a pool of a large corpus (tests/index/test_exact_pool.py)
+            below = max(float(np.max(out, where=rest, initial=-np.inf)), topic_gap(low))
+        elif rest.any():
+            below = float(np.max(out, where=rest, initial=-np.inf))
+        else:
+            below = 0.0 if low > 0 else low - 1.0
+        lo, hi = float(out[move].min()), float(out[move].max())
+        frac = (out - lo) / (hi - lo) if hi > lo else np.full(out.shape[0], 0.5)
+        out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
+        moved |= move
+    return (out, moved) if moved.any() else (score, None)
+
+
 def sample_kth(x: np.ndarray, m: int) -> float:
     """About the ``m``-th largest of ``x``, from a strided sample of ~``POOL_SAMPLE`` (the
     sample's own order statistic, so at least that many entries of ``x`` are >= it)."""
@@ -483,6 +549,24 @@ def first_versions(
     return versions
 
 
+def anchor_event(match: np.ndarray, whole: np.ndarray, start: np.ndarray) -> int:
+    """The position of the anchor's *event page*, or -1: of the dated candidates that name the
+    anchor's words (``match`` > 0) and its event noun too (``whole``, the match for the whole
+    anchor, above ``match``), the best match for the whole anchor ("the 2.0 release" -> the API
+    2.0 release note, not the v2 pages that only say "2.0"). Not only among the best matches of
+    the words: "OAuth" is said twice by the v2 authentication page and once by the release note
+    that reports the migration. The page reports the very change the question is framed by, so
+    it is on the question's subject by construction (:func:`first_versions` keeps it with the
+    first hit's versions): "rate limits after the 2.0 release" keeps the release note above the
+    SLA pages that only share their meaning. Measured as one of the version-aware rules
+    (:mod:`chronorank.index.config`: benchmarks/time_semantics.py off-topic above on-topic in
+    the top 3 4 -> 0 for the three together, top-1 unchanged; benchmarks/cross_domain.py's
+    default row does not move). The index matches by BM25 over its corpus, the reranker by the
+    words each candidate's text holds."""
+    ok = ~np.isnan(start) & (match > 0) & (whole > match + 1e-9)
+    return int(np.argmax(np.where(ok, whole, -np.inf))) if ok.any() else -1
+
+
 def title_chains(
     titles: np.ndarray, sim: np.ndarray, times: np.ndarray, margin: float | None, intent: Intent,
 ) -> np.ndarray | None:
@@ -543,6 +627,51 @@ class Rules:
         return cls(**{**got, **changes})
 
 
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What the first two stages decide before any candidate is scored (:func:`prepare`): the
+    question's shape and its time plan. :func:`rank` prepares them itself; the index prepares
+    them once over its whole corpus (the burst compares the best matches with every document)
+    and ranks its pool with them (``rank(prepared=...)``)."""
+
+    rules: Rules  # shaped to the question's length (``shaped``)
+    cut: float | None  # the topic cut's margin (``cut_margin``); None: no topic rule
+    calibrated: bool  # the topic cut's near tier applies (a short question)
+    intent: Intent  # final: a burst makes it a current event
+    plan: TemporalPlan
+    flatten: bool  # the topical cluster ties before time (``flatten_top``)
+    stages: tuple[str, ...]  # "shape", "burst": those that ran
+
+
+def prepare(
+    sim: np.ndarray, times: np.ndarray, *, intent: Intent, now: float, config: Any, rules: Rules,
+    terms: int | None = None, burst_cache: dict[Any, Any] | None = None,
+) -> Prepared:
+    """The stages ``shape`` and ``burst`` and the ``flatten`` decision, over the candidates'
+    fused similarity ``sim`` and ``times``: the rules scaled by the question's ``terms`` (None:
+    a short question), the :class:`chronorank.temporal.TemporalPlan` of ``config``, made a
+    current event's when the best matches crowd the last days, and whether the topical cluster
+    is flattened before time. ``burst_cache``: the index's derived cache, when ``times`` are
+    every document's (:func:`burst_scale`)."""
+    stages: list[str] = []
+    calibrated = terms is None or shape_factor(rules.short_query_terms, terms) == 1.0
+    cut = rules.topical_margin if terms is None else cut_margin(rules, terms)
+    if terms is not None:
+        rules = shaped(rules, terms)
+        stages.append("shape")
+    tplan = TemporalPlan.of(intent, now, config)
+    if rules.burst_ratio is not None and may_be_current(intent, now):
+        scale = burst_scale(sim, times, now, rules.burst_ratio, tplan.excludes_future, cache=burst_cache)
+        if scale is not None:
+            intent, event_cfg = current_event(intent, tplan.config, scale)
+            tplan = TemporalPlan.of(intent, now, event_cfg)
+            stages.append("burst")
+    flatten = (rules.topical_margin is not None and intent.mode in ("recent", "as_of", "range")
+               and tplan.sensitivity > 0 and tplan.config.strength > 0)
+    return Prepared(rules=rules, cut=cut, calibrated=calibrated, intent=intent, plan=tplan, flatten=flatten,
+                    stages=tuple(stages))
+
+
 @dataclasses.dataclass
 class Ranked:
     """What :func:`rank` returns: the final scores (-inf where a document is dropped) and what
@@ -557,6 +686,10 @@ class Ranked:
     versions: np.ndarray | None
     across: int | None
     stages: tuple[str, ...]  # the stages that ran
+    raw_sim: np.ndarray | None = None  # the fused similarity as given
+    conflict: np.ndarray | None = None  # moved below their tier by the version-conflict stage
+    kept: int = 0  # candidates the temporal layer keeps
+    prepared: Prepared | None = None
 
 
 def _codes(keys: Sequence[str]) -> np.ndarray:
@@ -570,92 +703,141 @@ def _codes(keys: Sequence[str]) -> np.ndarray:
     return out
 
 
+def title_codes(texts: Sequence[str], tokens: int) -> np.ndarray:
+    """A code per text, equal for texts whose leads' first ``tokens`` words are equal (-1: no
+    lead): the title chains' key over texts (the index reads its own lead terms)."""
+    return _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[:tokens]) for x in texts])
+
+
+#: ``conflicts(score, live, also, tier) -> mask``: the candidates whose lead names only versions
+#: the question rules out (``index/version_conflict.py``), given the scores in tier order, the
+#: live ones, the first hit's versions and the on-topic tier (an engine may read only as deep
+#: as its top k needs)
+Conflicts = Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray], np.ndarray]
+
+
 def rank(
     sim: np.ndarray, times: np.ndarray, *, intent: Intent, now: float, config: Any, rules: Rules,
     terms: int | None = None, signals: Mapping[str, np.ndarray] | None = None,
     valid_from: np.ndarray | None = None, valid_to: np.ndarray | None = None, groups: np.ndarray | None = None,
     ids: Sequence[Any] | None = None, texts: Sequence[str] | None = None,
-    vectors: np.ndarray | None = None, live: np.ndarray | None = None,
+    vectors: np.ndarray | Callable[[np.ndarray], np.ndarray | None] | None = None, live: np.ndarray | None = None,
+    prepared: Prepared | None = None, pool: Pool | None = None, outside: float = -math.inf,
+    event: int | None = None, titles: Callable[[], np.ndarray] | None = None,
+    keys: Callable[[np.ndarray], Sequence[str]] | None = None, conflicts: Conflicts | None = None,
+    top_k: Callable[..., np.ndarray] = tied_at_cut,
 ) -> Ranked:
-    """Every stage over one candidate set's columns: the reranker's and the stores' client-side
-    ranking (the index runs the same stages over its rows, ``index/core.py::_score_rows``).
+    """The ranking: every stage, in order, over one candidate set's columns. The index runs it
+    over its rows or its pool (``index/core.py::_score_rows``), the reranker (so every rerank
+    adapter) and the stores' client-side step over their candidates.
 
     ``sim`` is the fused similarity (what the engine ranked by), ``signals`` the ones it was
-    fused from when known (``bm25`` turns on the topic cut as in the index; ``dense`` / ``lead``
-    its floors); ``terms`` the question's distinct known terms (its shape; None: short);
-    ``texts`` the candidates' texts (their leads give the series keys and title chains);
-    ``vectors`` their embeddings (the version cosine test); ``live`` the candidates that count
-    (False: dropped before ranking). ``config`` is the :class:`chronorank.temporal.TemporalConfig`.
+    fused from when known (the topic cut needs ``bm25`` then, as in the index: with cosine
+    alone one project's releases spread too wide for a cut relative to the best; ``dense`` /
+    ``lead`` give its floors; None: unknown, the cut runs on ``sim``); ``terms`` the
+    question's distinct known terms (its shape; None: short); ``texts`` the candidates' texts
+    (their leads give the title chains, series keys and version conflicts when ``titles`` /
+    ``keys`` / ``conflicts`` are not given); ``vectors`` their embeddings or a lookup by
+    positions (the version cosine test); ``live`` the candidates that count (False: dropped
+    before ranking). ``config`` is the :class:`chronorank.temporal.TemporalConfig`.
+
+    What an engine knows beyond the columns, each optional:
+
+    - ``prepared``: :func:`prepare` done already (the index: over its whole corpus, before
+      choosing a pool); else it runs here over the candidates;
+    - ``pool`` / ``outside``: the candidates are a pool of a larger set (the index's exact
+      pool, ``temporal.Pool``), and every document outside it has a fused similarity below
+      ``outside`` (the topic cut's near tier);
+    - ``event``: the position of the question's anchor event page (kept with the first hit's
+      versions);
+    - ``titles`` (title codes, :func:`title_chains`), ``keys`` (series keys of positions,
+      :func:`series_key`): lookups that replace reading ``texts``;
+    - ``conflicts``: the version-conflict question (:data:`Conflicts`); None: the question
+      names no version, or the engine has no texts;
+    - ``top_k``: the engine's exact top-k cut (same result as ``tied_at_cut``).
     """
     sim = np.asarray(sim, dtype=np.float64)
     n = sim.shape[0]
-    signals = dict(signals or {})
-    stages: list[str] = []
-    short = terms is None or shape_factor(rules.short_query_terms, terms) == 1.0
-    cut = rules.topical_margin if terms is None else cut_margin(rules, terms)
-    if terms is not None:
-        rules = shaped(rules, terms)
-        stages.append("shape")
-    tplan = TemporalPlan.of(intent, now, config)
-    if rules.burst_ratio is not None and may_be_current(intent, now):
-        scale = burst_scale(sim, times, now, rules.burst_ratio, tplan.excludes_future)
-        if scale is not None:
-            intent, event_cfg = current_event(intent, tplan.config, scale)
-            tplan = TemporalPlan.of(intent, now, event_cfg)
-            stages.append("burst")
-    tcfg = tplan.config
+    texts = None if texts is None else [str(x or "") for x in texts]
+    # 1-2. shape, burst (and whether to flatten)
+    prep = prepared if prepared is not None else prepare(
+        sim, times, intent=intent, now=now, config=config, rules=rules, terms=terms)
+    rules, intent, tplan, cut = prep.rules, prep.intent, prep.plan, prep.cut
+    stages = list(prep.stages)
     raw_sim = sim
-    if (rules.topical_margin is not None and intent.mode in ("recent", "as_of", "range")
-            and tplan.sensitivity > 0 and tcfg.strength > 0):
+    # 3. flatten
+    if prep.flatten and rules.topical_margin is not None:
         sim = flatten_top(sim, rules.topical_margin, rules.tie_break)
         stages.append("flatten")
-    texts = None if texts is None else [str(x or "") for x in texts]
+    # 4. title chains
     chains = groups
-    if groups is None and texts is not None and intent.mode == "timeless" and not intent.spans and n:
-        titles = _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[: rules.lead_tokens]) for x in texts])
-        chains = title_chains(titles, raw_sim, times, rules.topical_margin, intent)
-        if chains is not None:
-            stages.append("title chains")
-    res = apply_temporal(sim, times, plan=tplan, valid_from=valid_from, valid_to=valid_to, groups=chains, ids=ids)
+    if groups is None and intent.mode == "timeless" and not intent.spans and n:
+        if titles is None and texts is not None:
+            cands = texts
+
+            def titles() -> np.ndarray:
+                return title_codes(cands, rules.lead_tokens)
+        if titles is not None:
+            chains = title_chains(titles(), raw_sim, times, rules.topical_margin, intent)
+            if chains is not None:
+                stages.append("title chains")
+    # 5. time
+    res = apply_temporal(sim, times, plan=tplan, valid_from=valid_from, valid_to=valid_to, groups=chains, ids=ids,
+                         pool=pool)
     stages.append("time")
     keep = res.keep if live is None else res.keep & live
     score = np.asarray(res.score, dtype=np.float64)
-    on_topic = versions = None
+    on_topic = versions = conflict = None
     across: int | None = None
-    if cut is not None and n:
-        others = [(signals[k], f) for k, f in (("dense", rules.topic_floor), ("lead", rules.topic_lead_floor))
-                  if k in signals]
+    # 6. topic first
+    if cut is not None and n and (signals is None or "bm25" in signals):
+        sig = signals or {}
         score, on_topic = topic_first(
-            score, raw_sim, cut, keep, ~res.not_yet_valid, others=others,
-            tiers=[(signals["lead"], rules.topic_lead_floor)] if "lead" in signals and rules.topic_lead_floor else [],
-            calibrated=short,
+            score, raw_sim, cut, keep, ~res.not_yet_valid,
+            others=[(sig[k], f) for k, f in (("dense", rules.topic_floor), ("lead", rules.topic_lead_floor))
+                    if k in sig],
+            outside=outside,  # raw, as raw_sim (not flattened)
+            tiers=[(sig["lead"], rules.topic_lead_floor)] if "lead" in sig and rules.topic_lead_floor else [],
+            calibrated=prep.calibrated,
         )
         stages.append("topic first")
-        if rules.version_floor is not None and keep.any():
-            keys = None
-            if texts is not None:
-                cands = texts
+    if on_topic is not None and rules.version_floor is not None:
+        # 7. versions: the first hit's (and the anchor event's page) stay above much less similar pages
+        if keys is None and texts is not None:
+            cands = texts
 
-                def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
-                    return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
-            vec = None if vectors is None else (lambda pos: vectors[pos])  # noqa: E731
-            mine = first_versions(score, keep, on_topic, rules.version_floor, groups=groups, keys=keys, vectors=vec)
+            def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
+                return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
+        vec = vectors if vectors is None or callable(vectors) else (lambda pos: vectors[pos])  # type: ignore[index]
+        mine = first_versions(score, keep, on_topic, rules.version_floor, groups=groups, keys=keys, vectors=vec,
+                              event=event, top_k=top_k)
+        if mine is not None:
+            moved = versions_first(score, mine, raw_sim, keep, keep & ~res.not_yet_valid)
+            if moved is not score:
+                score, versions = moved, mine
+                on_topic = on_topic | mine
+                stages.append("versions")
+        bad = None if conflicts is None else conflicts(score, keep, mine, on_topic)
+        # 8. across the boundary: never to a version the question's own versions rule out
+        side = open_side(intent)
+        if side is not None and mine is not None:
+            lifted = across_boundary(score, mine if bad is None else mine & ~bad, mine, raw_sim,
+                                     keep & ~res.not_yet_valid, on_topic, res.start, keep, *side)
+            if lifted is not None:
+                score, across = lifted
+                on_topic = on_topic.copy()
+                on_topic[across] = True  # it ranks with the on-topic set now
+                stages.append("across the boundary")
+        # 9. version conflict
+        if bad is not None:
             if mine is not None:
-                moved = versions_first(score, mine, raw_sim, keep, keep & ~res.not_yet_valid)
-                if moved is not score:
-                    score, versions = moved, mine
-                    on_topic = on_topic | mine
-                    stages.append("versions")
-            side = open_side(intent)
-            if side is not None and mine is not None:
-                lifted = across_boundary(score, mine, mine, raw_sim, keep & ~res.not_yet_valid, on_topic,
-                                         res.start, keep, *side)
-                if lifted is not None:
-                    score, across = lifted
-                    on_topic = on_topic.copy()
-                    on_topic[across] = True
-                    stages.append("across the boundary")
-    if not keep.all():
+                bad = bad & ~mine
+            if bad.any():
+                score, conflict = conflicts_last(score, bad, on_topic, keep)
+                if conflict is not None:
+                    stages.append("version conflict")
+    kept = int(np.count_nonzero(keep))
+    if kept < n:
         score = np.where(keep, score, -np.inf)
     return Ranked(score=score, res=res, sim=sim, intent=intent, plan=tplan, on_topic=on_topic, versions=versions,
-                  across=across, stages=tuple(stages))
+                  across=across, stages=tuple(stages), raw_sim=raw_sim, conflict=conflict, kept=kept, prepared=prep)

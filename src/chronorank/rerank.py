@@ -342,7 +342,7 @@ class TemporalReranker:
             # the burst stage compares the best matches with the whole collection: index only
             rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
-            texts=texts, live=ok,
+            texts=texts, live=ok, conflicts=_text_conflicts(query, intent, texts),
         )
         res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
         res.score = ranked.score
@@ -562,6 +562,16 @@ def known_terms(intent: Intent, texts: Sequence[Any] | None) -> int | None:
         if len(seen) == len(asked):
             break
     return len(seen)
+
+
+def _text_conflicts(query: str, intent: Intent, texts: Sequence[Any] | None) -> Any:
+    """The version-conflict question over the candidates' texts (``index.version_conflict``,
+    loaded only when there are texts)."""
+    if texts is None:
+        return None
+    from chronorank.index.version_conflict import text_conflicts
+
+    return text_conflicts(query, intent, texts)
 
 
 def _infer_missing(

@@ -9,8 +9,9 @@ import pytest
 
 from chronorank.index import TemporalIndex
 from chronorank.index.config import IndexConfig
-from chronorank.index.core import SMALL_MATVEC, _burst_scale, _cosines, _top_k
+from chronorank.index.core import SMALL_MATVEC, _cosines, _top_k
 from chronorank.index.records import Records
+from chronorank.ranking import burst_scale as _burst_scale
 
 DAY = 86400.0
 

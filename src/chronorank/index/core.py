@@ -57,27 +57,23 @@ from chronorank.index.version_conflict import (
     asked_versions,
     conflict_note,
     conflicts,
-    conflicts_last,
     version_event,
 )
-from chronorank.intent.rules import anchor_terms, asks_past, keyword_text
-from chronorank.ranking import (  # the ranking's stages (they lived here)
+from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
     POOL_SAMPLE,
     VERSION_POOL,
-    first_versions,
-    title_chains,
+    Prepared,
+    Rules,
+    anchor_event,
+    prepare,
+    rank,
 )
-from chronorank.ranking import across_boundary as _across_boundary
-from chronorank.ranking import burst_scale as _burst_scale
-from chronorank.ranking import current_event as _current_event
-from chronorank.ranking import cut_margin as _cut_margin
 from chronorank.ranking import flatten_top as _flatten_top
 from chronorank.ranking import kth_largest as _kth_largest
-from chronorank.ranking import may_be_current as _may_be_current
 from chronorank.ranking import open_side as _open_side
 from chronorank.ranking import sample_kth as _sample_kth
 from chronorank.ranking import series_key as _series_key
-from chronorank.ranking import shape_factor as _shape_factor
 from chronorank.ranking import shaped as _shaped
 from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
@@ -86,11 +82,8 @@ from chronorank.temporal import (
     TemporalPlan,
     TemporalResult,
     _at_least,
-    apply_temporal,
     prepare_query,
     resolve_anchor,
-    topic_first,
-    versions_first,
 )
 from chronorank.timeparse import parse_times
 from chronorank.timeparse.numbers import read_numbers
@@ -367,8 +360,7 @@ class TemporalIndex:
             )
             vector = qvec
         terms = self._query_terms(topical)
-        cut = _cut_margin(cfg, terms)
-        short = _shape_factor(cfg.short_query_terms, terms) == 1.0  # the near tier's questions
+        rules = Rules.of(cfg)  # shaped by ranking.prepare, as the fusion's settings are here
         cfg = _shaped(cfg, terms)
 
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
@@ -381,10 +373,13 @@ class TemporalIndex:
         few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
         signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
         cols = _Columns.of(snap, signals, cfg, rows)
-        intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
-        q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
-                   flatten=flatten, event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if cut is not None else None, calibrated=short)
+        # the ranking's first stages (shape, burst) over every row, before any pool is chosen
+        prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
+                       terms=terms, burst_cache=snap.derived if cols.rows is None else None)
+        intent = prep.intent
+        q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
+                   event_row=event_row, anchor_line=anchor_line,
+                   asked=asked_versions(query, intent) if prep.cut is not None else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -432,13 +427,7 @@ class TemporalIndex:
         out, line = resolve_anchor(intent, match, start, now_s, snap.ids)
         event = -1
         if out.target is not None and words.strip().lower() != intent.anchor.text.strip().lower():
-            whole = self._signals(snap, intent.anchor.text, None, kw)["bm25"]
-            # names the anchor's words and its event noun too (scores more on the whole anchor);
-            # not only among the best matches of the words: "OAuth" is said twice by the v2
-            # authentication page and once by the release note that reports the migration
-            ok = ~np.isnan(start) & (match > 0) & (whole > match + 1e-9)
-            if ok.any():
-                event = int(np.argmax(np.where(ok, whole, -np.inf)))
+            event = anchor_event(match, self._signals(snap, intent.anchor.text, None, kw)["bm25"], start)
         if event < 0 and out.target is not None:
             # the page announcing the anchor's version, worded apart from it ("the v2 change":
             # "API 2.0 release.")
@@ -816,13 +805,29 @@ class _Query:
     now: float
     intent: Intent
     cfg: IndexConfig  # shaped to the query's length (``_shaped``)
-    plan: TemporalPlan
-    cut: float | None  # the topic cut's margin (``_cut_margin``); None: no topic rule
-    flatten: bool  # the topical cluster ties before time (``_flatten_top``)
+    prep: Prepared  # the ranking's shape and time plan over every row (``ranking.prepare``)
     event_row: int  # the row of the anchor's event page, -1 for none
     anchor_line: str  # how the anchor was dated, for the explanation
-    asked: AskedVersions | None = None  # the versions the question names (``conflicts_last``)
-    calibrated: bool = True  # the topic cut's near tier applies (a short question, ``_shaped``)
+    asked: AskedVersions | None = None  # the versions the question names (the version-conflict stage)
+
+    @property
+    def plan(self) -> TemporalPlan:
+        return self.prep.plan
+
+    @property
+    def cut(self) -> float | None:
+        """The topic cut's margin (``ranking.cut_margin``); None: no topic rule."""
+        return self.prep.cut
+
+    @property
+    def flatten(self) -> bool:
+        """The topical cluster ties before time (``ranking.flatten_top``)."""
+        return self.prep.flatten
+
+    @property
+    def calibrated(self) -> bool:
+        """The topic cut's near tier applies (a short question, ``ranking.shaped``)."""
+        return self.prep.calibrated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -842,29 +847,6 @@ class _Scored:
     kept: int  # documents the temporal layer keeps
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict rule
     across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
-
-
-def _time_plan(
-    snap: _Snapshot, cols: _Columns, cfg: IndexConfig, intent: Intent, now_s: float,
-) -> tuple[Intent, TemporalPlan, bool]:
-    """The query's temporal plan: a burst of matches makes it a current event (``_burst_scale``,
-    ``_current_event``). Returns the final intent, the plan and whether the topical cluster is
-    flattened before time."""
-    tplan = TemporalPlan.of(intent, now_s, cfg.temporal_config())
-    if cfg.burst_ratio is not None and _may_be_current(intent, now_s):
-        scale = _burst_scale(cols.sim, cols.times, now_s, cfg.burst_ratio, tplan.excludes_future,
-                             cache=snap.derived if cols.rows is None else None)
-        if scale is not None:
-            intent, event_cfg = _current_event(intent, tplan.config, scale)
-            tplan = TemporalPlan.of(intent, now_s, event_cfg)
-    tcfg = tplan.config
-    flatten = (
-        cfg.topical_margin is not None
-        and intent.mode in ("recent", "as_of", "range")
-        and tplan.sensitivity > 0
-        and tcfg.strength > 0
-    )
-    return intent, tplan, flatten
 
 
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
@@ -891,75 +873,38 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
 
 
 def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
-    """The temporal layer and the topic rules over one row set (every row, or a pool ``sel``):
-    flattening, the title chains of a timeless question, :func:`apply_temporal`, then topic
-    first and the first hit's versions (the ``bm25`` signal and a topic cut needed)."""
-    cfg, intent, rows = q.cfg, q.intent, cols.rows
-    sim, signals, groups = cols.sim, cols.signals, cols.groups
-    n = sim.shape[0]
-    raw_sim = sim
-    if q.flatten and cfg.topical_margin is not None:
-        sim = _flatten_top(sim, cfg.topical_margin, cfg.tie_break)
-        signals = {**signals, "fused": raw_sim}
+    """One row set (every row, or a pool ``sel``) ranked by :func:`chronorank.ranking.rank`,
+    with what only the index knows: its pool and the bound on the similarity outside it, the
+    row of the anchor's event page, its title codes and series keys (remembered per index
+    state), its vectors, and the version-conflict question read over its snapshot's leads."""
+    cfg, rows, n = q.cfg, cols.rows, cols.n
 
-    if groups is None and intent.mode == "timeless" and not intent.spans and n:
-        groups = _title_chains(snap, rows, raw_sim, cols.times, cfg.topical_margin, intent)
-    res = apply_temporal(
-        sim, cols.times, plan=q.plan,
-        valid_from=cols.vf if cols.has_vf else None,
-        valid_to=cols.vt if cols.has_vt else None,
-        groups=groups, ids=cols.ids, pool=None if sel is None else sel.info,
-    )
-    score = np.asarray(res.score, dtype=np.float64)
-    on_topic = versions = None
+    def doc(pos: np.ndarray) -> np.ndarray:
+        return pos if rows is None else rows[pos]
+
     event: int | None = None
-    if q.cut is not None and n and "bm25" in signals:
-        # the topic cut needs the keyword signal: with cosine alone the releases of one
-        # project span 0.18-0.51 for one question (changelogs, as_of-click-2025), and a cut
-        # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
-        score, on_topic = topic_first(
-            score, raw_sim, q.cut, res.keep, ~res.not_yet_valid,
-            others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
-                    if k in signals],
-            outside=-math.inf if sel is None else sel.sim_cut,  # raw, as raw_sim (not flattened)
-            tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor else [],
-            calibrated=q.calibrated,
-        )
-        if cfg.version_floor is not None:
-            if q.event_row >= 0:
-                at = np.flatnonzero((np.arange(n) if rows is None else rows) == q.event_row)
-                if at.size:
-                    event = int(at[0])
-            score, versions = _versions_first(
-                snap, rows, score, res.keep & ~res.not_yet_valid, raw_sim, res.keep, on_topic, cfg, event)
-            if versions is not None:
-                on_topic = on_topic | versions
-    conflict = None
-    across: int | None = None
-    side = _open_side(intent)
-    if (q.asked is not None or side is not None) and on_topic is not None and cfg.version_floor is not None:
-        # the first hit's own versions: what it replaced, what replaced it
-        mine = versions if versions is not None else _first_versions(snap, rows, score, res.keep, on_topic, cfg, event)
-        bad = None if q.asked is None else conflicts(
-            snap, rows, q.asked, intent.lang or "en", score=score, live=res.keep, k=q.k, also=mine, tier=on_topic)
-        if side is not None and mine is not None:
-            # never a version the question's own versions rule out ("after the 3.0 release": not 2.0)
-            lifted = _across_boundary(score, mine if bad is None else mine & ~bad, mine, raw_sim,
-                                      res.keep & ~res.not_yet_valid, on_topic, res.start, res.keep, *side)
-            if lifted is not None:
-                score, across = lifted
-                on_topic = on_topic.copy()
-                on_topic[across] = True  # it ranks with the on-topic set now
-        if bad is not None:
-            if mine is not None:
-                bad &= ~mine
-            if bad.any():
-                score, conflict = conflicts_last(score, bad, on_topic, res.keep)
-    kept = int(np.count_nonzero(res.keep))
-    if kept < n:
-        score = np.where(res.keep, score, -np.inf)
-    return _Scored(rows=rows, ids=cols.ids, sim=sim, raw_sim=raw_sim, signals=signals, res=res, score=score,
-                   on_topic=on_topic, versions=versions, event=event, kept=kept, conflict=conflict, across=across)
+    if q.event_row >= 0:
+        at = np.flatnonzero((np.arange(n) if rows is None else rows) == q.event_row)
+        if at.size:
+            event = int(at[0])
+    vectors, asked, lang = snap.vectors, q.asked, q.intent.lang or "en"
+    ranked = rank(
+        cols.sim, cols.times, intent=q.intent, now=q.now, config=q.plan.config, rules=q.prep.rules,
+        signals=cols.signals, valid_from=cols.vf if cols.has_vf else None,
+        valid_to=cols.vt if cols.has_vt else None, groups=cols.groups, ids=cols.ids,
+        vectors=None if vectors is None else (lambda pos: vectors[doc(pos)]),
+        prepared=q.prep, pool=None if sel is None else sel.info, outside=-math.inf if sel is None else sel.sim_cut,
+        event=event, titles=lambda: _titles(snap, rows),
+        keys=lambda pos: _series_keys(snap, doc(pos), cfg.lead_tokens),
+        conflicts=None if asked is None else (lambda score, live, also, tier: conflicts(
+            snap, rows, asked, lang, score=score, live=live, k=q.k, also=also, tier=tier)),
+        top_k=_top_k,
+    )
+    signals = {**cols.signals, "fused": cols.sim} if q.flatten and cfg.topical_margin is not None else cols.signals
+    return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,
+                   score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
+                   event=event if ranked.versions is not None else None, kept=ranked.kept,
+                   conflict=ranked.conflict, across=ranked.across)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -1155,30 +1100,17 @@ def _compact(snap: _Snapshot, keep: np.ndarray) -> _Snapshot:
     return out
 
 
-def _title_chains(
-    snap: _Snapshot, rows: np.ndarray | None, sim: np.ndarray, times: np.ndarray,
-    margin: float | None, intent: Intent,
-) -> np.ndarray | None:
-    """Version chains read from titles, for a timeless question worded in the present.
-
-    Without a group key a timeless question ranks by similarity alone, and the stale copy of a
-    page usually matches as well as the current one ("how do I export my data": both pages
-    are titled "Exporting your data."). Pages about the question (similarity >= ``margin`` x the
-    best) whose leads (first sentence, as index terms) are identical are taken for versions of
-    one page, ordered by date, so that the older ones count as replaced (``expired_factor``,
-    as with a group key). Not for a question worded about the past ("how was X originally
-    introduced": :func:`chronorank.intent.rules.asks_past`), and not for pages that share a
-    title *and* a date (chunks of one page). Returns group codes (-1 = no chain) or None.
-    """
-    if asks_past(intent.query, intent.lang):
-        return None
+def _titles(snap: _Snapshot, rows: np.ndarray | None) -> np.ndarray:
+    """The title codes of ``rows`` (None = every row): equal for documents whose leads' index
+    terms are equal (:func:`chronorank.index.snapshot.title_codes`; built once per index state),
+    what :func:`chronorank.ranking.title_chains` reads."""
     if snap.titles is None:
         if snap.title_sums is None:
             if snap.lead_len is None:
                 snap.lead_len = lead_lengths(snap.records.texts)
             snap.title_sums = _lead_sums(snap.term_ids, snap.term_ptr, snap.lead_len)
         snap.titles, snap.title_index = title_codes(*snap.title_sums)
-    return title_chains(snap.titles if rows is None else snap.titles[rows], sim, times, margin, intent)
+    return snap.titles if rows is None else snap.titles[rows]
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:
@@ -1379,64 +1311,6 @@ def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str
             key = memo[r] = _series_key(snap.records[r]["text"], tokens)
         out.append(key)
     return out
-
-
-def _versions_first(
-    snap: _Snapshot, rows: np.ndarray | None, score: np.ndarray, judge: np.ndarray, sim: np.ndarray,
-    live: np.ndarray, on_topic: np.ndarray, cfg: IndexConfig, event: int | None = None,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Find the first hit's other versions and keep them above the pages much less similar
-    (:func:`chronorank.temporal.versions_first`).
-
-    A version is a candidate of the first hit's version chain (group key), or one of the
-    ``VERSION_POOL`` best-scored candidates whose first sentence is the first hit's but for the
-    words holding a digit (:func:`_series_key`: "API v1 rate limits." / "API v2 rate limits.",
-    "aiohttp 3.9.0." / "aiohttp 3.10.1.") and that is on topic, or, when it is not, whose text
-    is close to the first hit's (embedding cosine >= ``version_floor``): "how did login work
-    before September 2024" keeps the v2 authentication page, which never says "login". The
-    cosine test is only for pages the topic rule left out: a shared dateline ("CNN --", 613 of
-    news-dev's 5,000 articles, pairwise cosine median 0.14) does not make an unrelated
-    article a version, while changelog releases of one project (median 0.55) and the versions
-    of one page (0.49-0.99 on benchmarks/data/time_semantics) pass it. The on-topic ones skip
-    the test: half the release pairs of one changelog project are under 0.55, and splitting a
-    project's releases reorders them among themselves.
-    ``event`` (a candidate position or None) is the page of the question's anchor event
-    (:meth:`TemporalIndex._resolve_anchor`), kept with the versions: "rate limits after the 2.0
-    release" keeps the release note with the rate-limit pages, above the SLA pages that only
-    share their meaning.
-    Returns ``(score, versions)``: a mask holding the first hit, or None when the rule moved
-    nothing (no versions, none in the core, or nothing to move).
-    """
-    n = score.shape[0]
-    if not n or not live.any():
-        return score, None
-    versions = _first_versions(snap, rows, score, live, on_topic, cfg, event)
-    if versions is None:
-        return score, None
-    moved = versions_first(score, versions, sim, live, judge)
-    return (moved, versions) if moved is not score else (score, None)
-
-
-def _first_versions(
-    snap: _Snapshot, rows: np.ndarray | None, score: np.ndarray, live: np.ndarray, on_topic: np.ndarray,
-    cfg: IndexConfig, event: int | None = None,
-) -> np.ndarray | None:
-    """:func:`chronorank.ranking.first_versions` over the index's rows: the group keys, series
-    keys (remembered per index state) and vectors of the snapshot."""
-    if not score.shape[0] or not live.any():
-        return None
-
-    def doc(r: np.ndarray) -> np.ndarray:
-        return r if rows is None else rows[r]
-
-    groups = None if snap.groups is None else (snap.groups if rows is None else snap.groups[rows])
-    vectors = snap.vectors
-    return first_versions(
-        score, live, on_topic, cfg.version_floor, groups=groups,
-        keys=lambda pos: _series_keys(snap, doc(pos), cfg.lead_tokens),
-        vectors=None if vectors is None else (lambda pos: vectors[doc(pos)]),
-        event=event, top_k=_top_k,
-    )
 
 
 #: Exact search over at least this many documents scores a pool of them (``_exact_pool``).

@@ -25,7 +25,8 @@ ending in ".x" names a line that holds the releases it begins ("2" and "API v2" 
   v2 change" compares with).
 
 Measured with benchmarks/time_semantics.py and benchmarks/cross_domain.py (the figures are
-in :func:`conflicts_last`'s docstring).
+in :func:`chronorank.ranking.conflicts_last`'s docstring, the stage itself; this module finds
+the pages it moves, over the index's snapshot or over candidates' texts: :func:`text_conflicts`).
 """
 
 from __future__ import annotations
@@ -33,18 +34,20 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from chronorank.index.lead import lead_cut
 from chronorank.intent.lang import get_language
-from chronorank.temporal import topic_gap
+from chronorank.ranking import Conflicts, conflicts_last  # the stage itself (it lived here)
 from chronorank.types import Intent
 
 __all__ = [
-    "READ_GROW", "READ_K", "READ_MIN", "AskedVersions", "LeadMemo", "LeadVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
-    "naming", "versions_of",
+    "READ_GROW", "READ_K", "READ_MIN", "AskedVersions", "LeadMemo", "LeadVersions", "TextRows", "asked_versions",
+    "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions", "naming", "text_conflicts",
+    "versions_of",
 ]
 
 _NUMBER = re.compile(r"\d+(?:\.(?:\d+|x))*", re.IGNORECASE)
@@ -475,56 +478,43 @@ def _lead_compatible(
     return lv.named, ok_doc
 
 
-def conflicts_last(
-    score: np.ndarray, conflict: np.ndarray, tier: np.ndarray | None, live: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Within each tier (``tier`` = the on-topic set, and the rest; None = one tier), the live
-    candidates in ``conflict`` that score above the lowest other live one of their tier move to
-    just below it, in their own order; nothing leaves its tier and nothing else moves. Returns
-    ``(score, moved)``: ``moved`` is None (and ``score`` itself) when nothing moves.
+class _TextRecords:
+    """Texts read as the records :class:`LeadMemo` reads (``texts``, ``[i]["text"]``)."""
 
-    Measured: benchmarks/time_semantics.py (default index) off-topic above on-topic 4 -> 2
-    (ts-56 "what changed in the API 2.0 release": "Release notes for version 3.0 / 4.0."
-    no longer rank 2-3 above the v2 pages; ts-70 "what changed after the 3.0 release": the
-    API 2.0 release note no longer ranks above the 3.0 release notes), top-1 0.986 -> 0.986,
-    nDCG@10 0.989 -> 0.988 (ts-56's v1 pages, graded 1, go below the v2 ones). Without the
-    first hit's versions exempt, 3 more questions failed ("authentication in the v1 API" put
-    another v1 page above the v2 authentication page). benchmarks/cross_domain.py (MiniLM):
-    no figure of the default row moves (release; changelogs, whose 60 "what changed in flask
-    2.2.5" questions already score 1.000; news, whose two "versions" are "2.9 million" and
-    "7.0-magnitude"; synthetic); of the ablation rows only "no lead field" moves, Russian
-    changelogs 0.9259 -> 0.9266. Reading "на 01.10.2024" as version 1.10 had cost that row's
-    as_of_date 0.938 -> 0.922: dotted dates and the parser's time spans are skipped.
-    """
-    out = score
-    moved = np.zeros(score.shape[0], dtype=bool)
-    tiers = [live] if tier is None else [tier & live, ~tier & live]
-    for i, t in enumerate(tiers):
-        bad = t & conflict
-        good = t & ~conflict
-        if not bad.any() or not good.any():
-            continue
-        low = float(np.min(out, where=good, initial=np.inf))
-        move = bad & (out >= low)
-        if not move.any():
-            continue
-        rest = live & ~move & (out < low)
-        if tier is not None and i == 0:
-            # the on-topic tier: no page of the other tier scores above topic_gap(low)
-            # (rank_first), so the moved ones go between that bound, or the best page under low
-            # if higher, and low. The same order as below the best page under low, and the same
-            # scores whether or not the pages of the other tier were scored: the index's exact
-            # search scores a pool of a large corpus (tests/index/test_exact_pool.py)
-            below = max(float(np.max(out, where=rest, initial=-np.inf)), topic_gap(low))
-        elif rest.any():
-            below = float(np.max(out, where=rest, initial=-np.inf))
-        else:
-            below = 0.0 if low > 0 else low - 1.0
-        lo, hi = float(out[move].min()), float(out[move].max())
-        frac = (out - lo) / (hi - lo) if hi > lo else np.full(out.shape[0], 0.5)
-        out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
-        moved |= move
-    return (out, moved) if moved.any() else (score, None)
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def __getitem__(self, i: int) -> dict[str, str]:
+        return {"text": self.texts[i]}
+
+
+class TextRows:
+    """Candidates' texts as the rows :func:`conflicts` reads (the reranker's and the stores'
+    candidates: no snapshot, each lead read once for this set)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.records = _TextRecords([str(x or "") for x in texts])
+        self.lead_memo: dict[str, LeadMemo] = {}
+
+    def __len__(self) -> int:
+        return len(self.records.texts)
+
+
+def text_conflicts(query: str, intent: Intent, texts: Sequence[str] | None) -> Conflicts | None:
+    """The version-conflict question of ``query`` over candidates' ``texts``, for
+    :func:`chronorank.ranking.rank` (``conflicts=``); None when the question names no version
+    or there are no texts. Every lead is read (a candidate set is small), only when the stage runs."""
+    if texts is None:
+        return None
+    asked = asked_versions(query, intent)
+    if asked is None:
+        return None
+    rows, lang = TextRows(texts), intent.lang or "en"
+
+    def bad(score: np.ndarray, live: np.ndarray, also: np.ndarray | None, tier: np.ndarray) -> np.ndarray:
+        return conflicts(rows, None, asked, lang)
+
+    return bad
 
 
 def conflict_note(text: str, asked: AskedVersions, lang: str) -> str:
