@@ -21,7 +21,7 @@ from chronorank.errors import InvalidInput
 from chronorank.intent import parse
 from chronorank.intent.rules import anchor_terms
 from chronorank.kernels import get_kernel
-from chronorank.ranking import Rules, rank
+from chronorank.ranking import Rules, anchor_event, rank
 from chronorank.temporal import (
     DEFAULT_RANGE_SLOPE,
     DEFAULT_RELATIVE_RECENCY,
@@ -207,13 +207,13 @@ class TemporalReranker:
             if "scores" not in candidates or "times" not in candidates:
                 raise InvalidInput(
                     "columns input needs 'scores' and 'times' keys (optional: 'ids', 'payloads', "
-                    f"'valid_from', 'valid_to', 'groups'); got keys {sorted(candidates)}"
+                    f"'valid_from', 'valid_to', 'groups', 'vectors', 'signals'); got keys {sorted(candidates)}"
                 )
             c = candidates
             return self.rerank_columns(
                 query, c["scores"], c["times"], ids=c.get("ids"), payloads=c.get("payloads"),
                 top_k=top_k, now=now, valid_from=c.get("valid_from"), valid_to=c.get("valid_to"),
-                groups=c.get("groups"),
+                groups=c.get("groups"), vectors=c.get("vectors"), signals=c.get("signals"),
             )
         items = candidates if isinstance(candidates, (list, tuple)) else list(candidates)
         n = len(items)
@@ -279,11 +279,18 @@ class TemporalReranker:
         valid_from: Any = None,
         valid_to: Any = None,
         groups: Any = None,
+        vectors: Any = None,
+        signals: Mapping[str, Any] | None = None,
     ) -> Ranking:
-        """Rerank columns: similarity scores and times (epoch seconds or anything parseable)."""
+        """Rerank columns: similarity scores and times (epoch seconds or anything parseable).
+        ``vectors``: the candidates' embeddings, one row each (the versions stage's cosine test,
+        as the index runs it with its document vectors); None: the on-topic versions count.
+        ``signals``: the signals ``scores`` were fused from, when known (``bm25``, ``dense``,
+        ``lead``: an index's ``Hit.signals``): the topic cut's floors, as in the index
+        (:func:`chronorank.ranking.rank`); None: the cut reads ``scores`` alone."""
         return self._rerank(
             query, scores, times, ids=ids, payloads=payloads, top_k=top_k, now=now,
-            valid_from=valid_from, valid_to=valid_to, groups=groups,
+            valid_from=valid_from, valid_to=valid_to, groups=groups, vectors=vectors, signals=signals,
         )
 
     def _rerank(
@@ -300,6 +307,8 @@ class TemporalReranker:
         valid_to: Any,
         groups: Any,
         distinct: int | None = None,
+        vectors: Any = None,
+        signals: Mapping[str, Any] | None = None,
     ) -> Ranking:
         now_s = resolve_now(now)
         sim, ok = self._scores(scores, ids)
@@ -332,17 +341,26 @@ class TemporalReranker:
         vt = None if valid_to is None else self._times(valid_to)
         t, dated = _infer_missing(t, vf, payloads, self.text_field) if self.infer_dates else (t, {})
         g = None if groups is None else np.asarray(groups, dtype=np.int64)
+        vec = None if vectors is None else np.asarray(vectors, dtype=np.float64)
+        if vec is not None and (vec.ndim != 2 or vec.shape[0] != n):
+            raise InvalidInput(f"vectors has shape {vec.shape}; give one embedding row per candidate ({n} rows), or None")
+        sig = None if signals is None else {name: _floats(v) for name, v in signals.items()}
+        for name, v in (sig or {}).items():
+            if v.shape != (n,):
+                raise InvalidInput(f"signals[{name!r}] has shape {v.shape}; give one value per candidate ({n}), or no signals")
         intent = self._intent(query, now_s)
         anchor_line = ""
+        event = -1
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
+            intent, anchor_line, event = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         texts = self._texts(payloads)
         ranked = rank(
             sim, t, intent=intent, now=now_s, config=self.config,
             # the burst stage compares the best matches with the whole collection: index only
             rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
-            texts=texts, live=ok, conflicts=_text_conflicts(query, intent, texts),
+            texts=texts, live=ok, conflicts=_text_conflicts(query, intent, texts), event=event if event >= 0 else None,
+            vectors=vec, signals=sig,
         )
         res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
         res.score = ranked.score
@@ -365,20 +383,37 @@ class TemporalReranker:
     def _resolve_anchor(
         self, intent: Intent, payloads: Sequence[Any] | None, t: np.ndarray, vf: np.ndarray | None,
         now_s: float, ids: Sequence[Any],
-    ) -> tuple[Intent, str]:
+    ) -> tuple[Intent, str, int]:
         """Date "before / after <version or event>" by the candidates whose text names it: the
-        share of the anchor's words each text contains (one pass, only for such queries)."""
+        share of the anchor's words each text contains (one pass, only for such queries). Also
+        returns the position of the anchor's event page (-1 for none), chosen as the index
+        chooses it (:func:`chronorank.ranking.anchor_event`, then the page announcing the
+        anchor's version: ``index.version_conflict.version_event``), by the words each text
+        holds instead of BM25 over a corpus."""
         if intent.anchor is None:
-            return intent, ""
+            return intent, "", -1
         words = set(re.findall(r"\w+(?:\.\w+)*", anchor_terms(intent.anchor, intent.lang).lower()))
+        whole_words = words | set(re.findall(r"\w+(?:\.\w+)*", intent.anchor.text.lower()))
         texts = self._texts(payloads)
-        match = np.zeros(t.shape[0])
+        n = t.shape[0]
+        match = np.zeros(n)
+        named = whole = match
         if texts is not None and words:
-            match = np.fromiter(
-                (len(words & set(re.findall(r"\w+(?:\.\w+)*", str(x).lower()))) for x in texts),
-                dtype=np.float64, count=t.shape[0]) / len(words)
+            held = [set(re.findall(r"\w+(?:\.\w+)*", str(x).lower())) for x in texts]
+            named = np.fromiter((len(words & h) for h in held), dtype=np.float64, count=n)
+            match = named / len(words)
+            whole = np.fromiter((len(whole_words & h) for h in held), dtype=np.float64, count=n)
         start = t if vf is None else np.where(np.isnan(vf), t, vf)
-        return resolve_anchor(intent, match, start, now_s, ids)
+        out, line = resolve_anchor(intent, match, start, now_s, ids)
+        event = -1
+        if out.target is not None and texts is not None and whole_words != words:
+            event = anchor_event(named, whole, start)
+        if event < 0 and out.target is not None and texts is not None:
+            from chronorank.index.version_conflict import TextRows, version_event
+
+            when = out.target.end if intent.anchor.relation == "before" else out.target.start
+            event = version_event(TextRows(texts), intent.anchor.text, intent.lang or "en", start, when)
+        return out, line, event
 
     def _texts(self, payloads: Sequence[Any] | None) -> list[Any] | None:
         """The candidates' texts (``text_field``; with the default name, a framework document's
@@ -562,6 +597,12 @@ def known_terms(intent: Intent, texts: Sequence[Any] | None) -> int | None:
         if len(seen) == len(asked):
             break
     return len(seen)
+
+
+def _floats(values: Any) -> np.ndarray:
+    """A float array as given (an index's float32 cosines stay float32, as the index reads them)."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
 
 
 def _text_conflicts(query: str, intent: Intent, texts: Sequence[Any] | None) -> Any:

@@ -106,6 +106,7 @@ def rerank_candidates(
     top_k: int | None = None,
     now: Any = None,
     filter: Any = None,  # noqa: A002 - the name every vector store uses
+    vectors: Sequence[Any] | None = None,
 ) -> Ranking:
     """Extract (similarity, date[, validity]) columns from framework metadata and rerank.
 
@@ -114,7 +115,9 @@ def rerank_candidates(
     ``valid_from_field``/``valid_to_field`` default to the reranker's; a validity column
     is passed only when some candidate has the field. ``filter`` (a :mod:`chronorank.filters`
     dict) keeps the candidates it matches, client-side over the fetched pool, with the
-    meaning it has inside every engine.
+    meaning it has inside every engine. ``vectors``: each candidate's embedding or None (the
+    framework document's own), passed on when every candidate has one (the versions stage's
+    cosine test, as the index runs it).
     """
     if len(scores) != len(metadatas):
         raise InvalidInput(
@@ -127,6 +130,7 @@ def rerank_candidates(
         scores, metadatas = [scores[i] for i in keep], [metadatas[i] for i in keep]
         ids = [ids[i] for i in keep] if ids is not None else keep
         payloads = [payloads[i] for i in keep] if payloads is not None else None
+        vectors = [vectors[i] for i in keep] if vectors is not None else None
     if top_k is not None and top_k < 0:
         raise InvalidInput(f"top_k must be >= 0 or None, got {top_k!r}")
     sims, _ = similarity_column(scores)
@@ -147,6 +151,7 @@ def rerank_candidates(
         payloads=list(payloads) if payloads is not None else None,
         top_k=top_k,
         now=now,
+        vectors=vectors if vectors is not None and len(vectors) and all(v is not None for v in vectors) else None,
         **extra,
     )
 

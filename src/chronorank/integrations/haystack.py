@@ -120,6 +120,7 @@ class TemporalRanker:
             metadatas=[d.meta for d in documents],
             ids=[d.id for d in documents],
             payloads=documents,
+            vectors=[d.embedding for d in documents],
             date_field=self.date_field,
             valid_from_field=self.valid_from_field,
             valid_to_field=self.valid_to_field,

@@ -93,6 +93,7 @@ def rerank_nodes(
         metadatas=[n.node.metadata for n in nodes],
         ids=[n.node.node_id for n in nodes],
         payloads=nodes,
+        vectors=[n.node.embedding for n in nodes],
         date_field=date_field,
         valid_from_field=valid_from_field,
         valid_to_field=valid_to_field,
