@@ -188,11 +188,14 @@ def test_every_adapter_ranks_every_time_question_as_the_index(fixture: Any, adap
 def test_the_reranker_runs_the_index_stages(fixture: Any) -> None:
     """The stages the reranker ran are named, and the topic and version stages move pages: a
     'latest' question flattens the topical cluster and ranks on-topic pages first, a
-    timeless question in the present reads version chains from the pages' titles."""
+    timeless question in the present reads version chains from the pages' titles, a before /
+    after question lifts the first hit's version across the boundary and a question naming a
+    version moves the pages naming only others below their tier."""
     idx, docs, queries = fixture
     seen: set[str] = set()
     for q in queries:
         pool = _pool(idx, docs, q)
         cands = [{"id": i, "score": s, "text": docs[i]["text"], **m} for i, s, m in pool]
         seen.update(TemporalReranker().rerank(q["query"], cands, now=_ref(q)).meta["stages"])
-    assert {"shape", "flatten", "time", "topic first", "versions"} <= seen
+    assert {"shape", "flatten", "title chains", "time", "topic first", "versions", "across the boundary",
+            "version conflict"} <= seen
