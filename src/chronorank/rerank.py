@@ -64,8 +64,11 @@ class TemporalReranker:
     (``text_field``). ``topical_margin=m`` keeps time from lifting a candidate whose score is below
     m x the best one's over one that is above; the first hit's other versions (its ``group_key``
     chain, or the candidates whose title is its title but for the version numbers) stay above the
-    candidates much less similar. The ranking is the index's stages over the candidates
-    (:func:`chronorank.ranking.rank`; ``meta["stages"]`` names those that ran).
+    candidates much less similar, with the anchor event's page; a question naming a version
+    ranks the pages whose title names only others below their tier. The ranking is the index's
+    own pipeline over the candidates (:func:`chronorank.ranking.rank`; ``meta["stages"]`` names
+    the stages that ran); ``rerank_columns(signals=, vectors=)`` gives it the fused score's
+    parts and the embeddings when the caller has them, as the index has its own.
 
     A candidate with no date (nor ``valid_from``) is dated by what its text (``text_field``),
     a date-named metadata field or its address (``url``, ``source``, ``file_path`` ...) states,
