@@ -553,3 +553,29 @@ def test_config_and_a_policy_keyword_together_are_refused_by_name() -> None:
         TemporalReranker(config=TemporalConfig(), kernel="exponential", half_life_days=30)
     with pytest.raises(InvalidInput, match=r"give a chronorank.temporal.TemporalConfig"):
         TemporalReranker(config={"strength": 0.5})  # type: ignore[arg-type]
+
+
+def test_vectors_and_signals_of_the_wrong_shape_are_refused_by_name() -> None:
+    rr = TemporalReranker()
+    sim, times = [0.9, 0.8, 0.7], ["2024-01-01", "2023-01-01", "2022-01-01"]
+    with pytest.raises(InvalidInput, match=r"vectors has shape \(2, 4\); give one embedding row per candidate \(3 rows\)"):
+        rr.rerank_columns("latest api", sim, times, vectors=np.ones((2, 4)), now="2025-01-01")
+    with pytest.raises(InvalidInput, match=r"signals\['bm25'\] has shape \(2,\); give one value per candidate \(3\)"):
+        rr.rerank_columns("latest api", sim, times, signals={"bm25": [1.0, 2.0]}, now="2025-01-01")
+
+
+def test_the_version_conflict_stage_runs_over_the_candidates_texts() -> None:
+    """'what changed in the API 2.0 release': a page whose title names only version 3.0 moves
+    below the on-topic pages that name 2.0 or none, as in the index (``ranking.conflicts_last``)."""
+    cands = [
+        {"id": "r3", "score": 0.95, "date": "2025-01-01", "text": "Release notes for version 3.0. Changes to the API."},
+        {"id": "r2", "score": 0.90, "date": "2024-01-01", "text": "API 2.0 release. What changed in the API."},
+        {"id": "wh", "score": 0.88, "date": "2024-02-01", "text": "Webhooks. The API release sends events."},
+    ]
+    got = TemporalReranker().rerank("what changed in the API 2.0 release", cands, now="2025-06-01")
+    assert "version conflict" in got.meta["stages"]
+    assert list(got.ranked_ids)[-1] == "r3"
+    # without texts the stage cannot run: the similarity order decides
+    plain = TemporalReranker().rerank_columns("what changed in the API 2.0 release", [c["score"] for c in cands],
+                                              [c["date"] for c in cands], ids=[c["id"] for c in cands], now="2025-06-01")
+    assert "version conflict" not in plain.meta["stages"]
