@@ -233,8 +233,10 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
         )
         if tp.marks_not_yet_valid or tp.excludes_future:
-            # future='auto' at a past reference time: what was written later did not exist yet
-            exclude_future = True
+            # future='auto' at a past reference time: what was written later did not exist yet.
+            # A client-side pool keeps them: apply_temporal drops what starts after now, and
+            # the index lists an as-of question's later versions after the one then in force
+            exclude_future = not client
             # an as-of target is half-open: a document starting at its end is not yet valid
             dated = cx.mul(cx.one_minus(cx.Cond("start", "ge" if half_open else "gt", ref)), dated)
     md = tcfg.missing_date
