@@ -289,10 +289,10 @@ def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
 
 
 def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
-    """The intent a store applies: ``intent``, or the parsed one; "before the v2 change" with
-    no target has time off (:func:`chronorank.temporal.without_undated_anchor`: a store cannot
-    date the anchor through the corpus in one query; the index and the reranker do). The
-    stores' searches get it from :func:`chronorank.temporal.prepare_query`."""
+    """The intent a server-side store search applies: ``intent``, or the parsed one; "before
+    the v2 change" with no target has time off (:func:`chronorank.temporal.without_undated_anchor`:
+    one engine query cannot date the anchor through the corpus; with ``fallback='client'``
+    :func:`chronorank.stores.prepare.store_query` dates it in extra keyword requests)."""
     if intent is None:
         intent = parse_intent(query, now=now_s)
     return without_undated_anchor(intent)

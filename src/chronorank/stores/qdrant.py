@@ -452,7 +452,9 @@ class QdrantStore:
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         A search is at most two requests (the lanes' probe, batched, and the scoring query; a
         third only where equal scores straddle the cut), plus one for the collection's BM25
-        statistics after a write (see ``_frequencies``).
+        statistics after a write (see ``_frequencies``). With ``fallback='client'`` a question
+        with an undated anchor or an acronym makes one or two keyword requests more
+        (:mod:`chronorank.stores.prepare`).
         """
         try:
             return self._search(query, k, now, **kwargs)
