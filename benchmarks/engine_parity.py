@@ -9,7 +9,9 @@ Three sets: ``../shared/data/changelogs`` (its templated queries), ``../shared/d
 - each store with its defaults (``QdrantStore`` local mode, ``QdrantStore`` on Qdrant's engine
   in process (edge), ``PgVectorStore`` on an embedded PostgreSQL), and the same store with the
   index's candidate-comparing rules applied client-side over its pool (``fallback='client'``
-  with ``relative_recency`` and ``topical_margin`` named: ``+ client rules``);
+  with ``relative_recency`` and ``topical_margin`` named: ``+ client rules``; this also runs
+  the index's query preparation, ``chronorank.stores.prepare``: an undated anchor dated by the
+  engine's BM25 within the question's subject, acronyms spelled out from the pool);
 - the rerank adapters over the same candidates as the index: the index's 40 best with time
   off (``strength=0``; their fused similarity as the score), reranked by a plain
   ``TemporalReranker()`` and by LangChain ``TemporalCompressor``, LlamaIndex

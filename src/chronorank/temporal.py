@@ -361,7 +361,7 @@ def prepare_query(
     (anything with ``replace(**changes)``), resolve ``now`` (:func:`chronorank.timeparse.resolve_now`),
     parse the intent unless given, and take its topical query.
 
-    ``date_anchors=False`` (the stores): "before / after <a version or an event>" with no
+    ``date_anchors=False``: "before / after <a version or an event>" with no
     target cannot be dated through the corpus in one engine query, so time is off for it
     (``specific``) rather than wrong; pass an intent with a target
     (``TemporalIndex.search(...).meta["intent"]``) to apply it.

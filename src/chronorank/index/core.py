@@ -19,7 +19,6 @@ import dataclasses
 import itertools
 import math
 import os
-import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +38,7 @@ from chronorank.index.date_report import DateReport, date_report, no_dates_messa
 from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
+from chronorank.index.query_prep import anchor_subject, spell_acronyms, subject_mask, subject_words
 from chronorank.index.records import TIME_COLUMNS, surrogate_at
 from chronorank.index.records import check_storable as _check_storable  # it lived here
 from chronorank.index.snapshot import (  # the index's arrays (these names lived here before)
@@ -51,7 +51,7 @@ from chronorank.index.snapshot import (  # the index's arrays (these names lived
 )
 from chronorank.index.snapshot import _decay_times as _decay_times  # re-exported
 from chronorank.index.storage import load_index
-from chronorank.index.text import acronym_expansion, encode_for_index, query_acronyms, query_weights
+from chronorank.index.text import acronym_expansion, encode_for_index, query_weights
 from chronorank.index.version_conflict import (
     AskedVersions,
     asked_versions,
@@ -339,7 +339,7 @@ class TemporalIndex:
                            overrides)
         cfg, now_s, intent = pq.config, pq.now, pq.intent
         snap = self._snap
-        topical = _anchor_subject(pq.topical, intent)
+        topical = anchor_subject(pq.topical, intent)
 
         flt = parse_filter(filter)
         if len(snap) == 0:
@@ -437,20 +437,13 @@ class TemporalIndex:
 
     def _subject_rows(self, snap: _Snapshot, subject: str, words: str, cfg: IndexConfig) -> np.ndarray | None:
         """The documents on the question's subject (its topical words less the anchor's):
-        keyword match (body and lead, each relative to its best) at least half the best's.
+        keyword match (body and lead) at least half the best's (``query_prep.subject_mask``).
         None when the subject names no indexed word."""
-        ident = set(words.lower().split())
-        rest = " ".join(w for w in subject.split() if w.lower() not in ident)
-        if not rest.strip() or cfg.keyword_weight <= 0:
+        rest = subject_words(subject, words)
+        if not rest or cfg.keyword_weight <= 0:
             return None
         sig = self._signals(snap, rest, None, cfg.replace(dense_weight=0.0, keyword_weight=1.0))
-        total = np.zeros(len(snap), dtype=np.float64)
-        for v in sig.values():
-            top = float(np.max(v)) if v.size else 0.0
-            if top > 0:
-                total += np.asarray(v, dtype=np.float64) / top
-        best = float(total.max()) if total.size else 0.0
-        return None if best <= 0 else total >= 0.5 * best
+        return subject_mask(sig, len(snap))
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
@@ -800,7 +793,7 @@ class _Query:
     """One search once its intent is final: what scoring and the ranking read."""
 
     text: str  # the query as asked
-    topical: str  # its topical part, the anchor's subject for a bare anchor (``_anchor_subject``)
+    topical: str  # its topical part, the anchor's subject for a bare anchor (``query_prep.anchor_subject``)
     k: int
     now: float
     intent: Intent
@@ -1113,41 +1106,15 @@ def _titles(snap: _Snapshot, rows: np.ndarray | None) -> np.ndarray:
     return snap.titles if rows is None else snap.titles[rows]
 
 
-def _anchor_subject(topical: str, intent: Intent) -> str:
-    """A question that names no subject besides its anchor takes the anchor's event noun as
-    its topic: "what changed after the 3.0 release" asks about releases, so the topical query
-    is "what changed release", not "what changed" (which any page about a change matches).
-    Only when the rest has at most one content term: "rate limits after the 2.0 release"
-    keeps "rate limits". The anchor's identifying words ("3.0") stay out -- they date the
-    anchor, and the question asks about what came after it."""
-    if intent.anchor is None:
-        return topical
-
-    if len(query_weights(topical)) > 1:
-        return topical
-    ident = set(anchor_terms(intent.anchor, intent.lang).lower().split())
-    noun = " ".join(w for w in intent.anchor.text.split() if w.lower() not in ident)
-    return f"{topical} {noun}" if noun else topical
-
-
 def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
-    """The topical query with each acronym followed by the phrase the corpus spells it with
-    ("the SLA" -> "the SLA (service level agreement)"; :func:`chronorank.index.text.acronym_expansion`),
-    for both the keywords and the embedding. Looked up once per acronym and snapshot."""
-    found = query_acronyms(topical)
-    if not found:
-        return topical
-    for acr in found:
+    """``query_prep.spell_acronyms`` over the whole corpus, each acronym looked up once per snapshot."""
+
+    def expansion(acr: str) -> str | None:
         if acr not in snap.acronyms:
             snap.acronyms[acr] = acronym_expansion(acr, snap.records.texts)
-    out = topical
-    for acr in found:
-        phrase = snap.acronyms[acr]
-        if phrase is not None and phrase not in topical.lower():
-            m = re.search(rf"\b{acr}s?\b", out)
-            if m is not None:
-                out = f"{out[:m.end()]} ({phrase}){out[m.end():]}"
-    return out
+        return snap.acronyms[acr]
+
+    return spell_acronyms(topical, expansion)
 
 
 #: Below this many vector entries (about 21,800 documents at 384 dimensions) the query's

@@ -63,6 +63,7 @@ from chronorank.stores.bm25 import (
 from chronorank.stores.config import Lanes, StoreConfig
 from chronorank.stores.documents import analyze_docs, as_matrix, column_roles, prepare_docs
 from chronorank.stores.plan import QueryPlan, plan_query
+from chronorank.stores.prepare import store_query
 from chronorank.stores.results import Candidates, build_ranking, client_score, empty_ranking
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking
@@ -769,27 +770,31 @@ class PgVectorStore:
         lanes: Lanes | None = None,
         method: str | None = None,
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
+        raw: bool = False,
         **overrides: Any,
     ) -> Ranking:
         """The best ``k`` documents for ``query`` at ``now``, scored in SQL.
 
         ``filter`` is a metadata filter (:mod:`chronorank.filters`): a bound-parameter
-        ``WHERE`` clause ANDed into every lane (and the exact scan).
+        ``WHERE`` clause ANDed into every lane (and the exact scan). ``raw=True``: the query as
+        given, without the preparation of :mod:`chronorank.stores.prepare`.
         """
-        pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
+        pq = prepare_query(query, k, now, intent, self.config, overrides)
+        sq = store_query(pq, lambda text, n, **kw: self.search(text, n, pq.now, raw=True, **kw),
+                         lanes or pq.config.lanes, raw=raw, vector=vector)
 
         user_filter = parse_filter(filter)
         method = method or self.method
         if method not in METHODS:
             raise InvalidInput(f"method={method!r}; use one of {list(METHODS)}.")
-        cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
+        cfg, now_s, intent, topical = pq.config, pq.now, sq.intent, sq.topical
         lanes = lanes or cfg.lanes
         plan = plan_query(intent, now_s, cfg)
         if self.dim is None:
             return empty_ranking(query, intent, now_s, "pgvector")
         qvec = self._query_vector(topical, vector, plan)
         self._check_lead(plan)
-        svec, lvec, holding = self._query_sparse(topical, plan) if plan.keyword_w > 0 else (None, None, None)
+        svec, lvec, holding = self._query_sparse(sq.keywords, plan) if plan.keyword_w > 0 else (None, None, None)
         if plan.client:
             method = "lanes"
         need_ef = min(int(max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)), 1000)
@@ -805,7 +810,7 @@ class PgVectorStore:
         cand = _candidates(rows, lead=lvec is not None)
         max_bm25 = float(rows[0][8]) if rows else 0.0
         max_lead = float(rows[0][9]) if rows else 0.0
-        meta: dict[str, Any] = {"method": method}
+        meta: dict[str, Any] = {"method": method, **({"anchor": sq.anchor_line} if sq.anchor_line else {})}
         if plan.client:
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector",

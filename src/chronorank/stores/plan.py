@@ -233,8 +233,10 @@ def plan_query(intent: Intent, now: float, cfg: StoreConfig) -> QueryPlan:
             cx.mul(expired, float(tcfg.expired_factor), _kernel(kernel, age_of(end), client)),
         )
         if tp.marks_not_yet_valid or tp.excludes_future:
-            # future='auto' at a past reference time: what was written later did not exist yet
-            exclude_future = True
+            # future='auto' at a past reference time: what was written later did not exist yet.
+            # A client-side pool keeps them: apply_temporal drops what starts after now, and
+            # the index lists an as-of question's later versions after the one then in force
+            exclude_future = not client
             # an as-of target is half-open: a document starting at its end is not yet valid
             dated = cx.mul(cx.one_minus(cx.Cond("start", "ge" if half_open else "gt", ref)), dated)
     md = tcfg.missing_date
@@ -287,10 +289,10 @@ def _kernel(kernel: Any, age: cx.Expr, client: bool) -> cx.Expr:
 
 
 def resolve_intent(query: str, now_s: float, intent: Intent | None) -> Intent:
-    """The intent a store applies: ``intent``, or the parsed one; "before the v2 change" with
-    no target has time off (:func:`chronorank.temporal.without_undated_anchor`: a store cannot
-    date the anchor through the corpus in one query; the index and the reranker do). The
-    stores' searches get it from :func:`chronorank.temporal.prepare_query`."""
+    """The intent a server-side store search applies: ``intent``, or the parsed one; "before
+    the v2 change" with no target has time off (:func:`chronorank.temporal.without_undated_anchor`:
+    one engine query cannot date the anchor through the corpus; with ``fallback='client'``
+    :func:`chronorank.stores.prepare.store_query` dates it in extra keyword requests)."""
     if intent is None:
         intent = parse_intent(query, now=now_s)
     return without_undated_anchor(intent)

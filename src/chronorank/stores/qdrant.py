@@ -52,6 +52,7 @@ from chronorank.stores.bm25 import (
 from chronorank.stores.config import Lanes, StoreConfig
 from chronorank.stores.documents import as_matrix, column_roles, point_id, prepare_docs
 from chronorank.stores.plan import QueryPlan, plan_query
+from chronorank.stores.prepare import store_query
 from chronorank.stores.qdrant_edge import EdgeClient
 from chronorank.stores.results import (
     Candidates,
@@ -451,7 +452,9 @@ class QdrantStore:
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
         A search is at most two requests (the lanes' probe, batched, and the scoring query; a
         third only where equal scores straddle the cut), plus one for the collection's BM25
-        statistics after a write (see ``_frequencies``).
+        statistics after a write (see ``_frequencies``). With ``fallback='client'`` a question
+        with an undated anchor or an acronym makes one or two keyword requests more
+        (:mod:`chronorank.stores.prepare`).
         """
         try:
             return self._search(query, k, now, **kwargs)
@@ -470,15 +473,19 @@ class QdrantStore:
         lanes: Lanes | None = None,
         diagnose: bool = True,
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the name every vector store uses
+        raw: bool = False,
         **overrides: Any,
     ) -> Ranking:
-        pq = prepare_query(query, k, now, intent, self.config, overrides, date_anchors=False)
+        pq = prepare_query(query, k, now, intent, self.config, overrides)
+        sq = store_query(pq, lambda text, n, **kw: self._search(text, n, pq.now, raw=True, diagnose=False, **kw),
+                         lanes or pq.config.lanes, raw=raw, vector=vector)
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.",
                                     time_keys={"start": self._lay.start_key, "end": self._lay.end_key})
-        cfg, now_s, intent, topical = pq.config, pq.now, pq.intent, pq.topical
+        cfg, now_s, intent, topical = pq.config, pq.now, sq.intent, sq.topical
         lanes = lanes or cfg.lanes
         plan = plan_query(intent, now_s, cfg)
+        meta: dict[str, Any] = {"anchor": sq.anchor_line} if sq.anchor_line else {}
         if not self._exists():  # asked of the server only until the collection is there
             return empty_ranking(query, intent, now_s, "qdrant")
         m = _models()
@@ -495,7 +502,7 @@ class QdrantStore:
             plan = dataclasses.replace(plan, lead_w=0.0)
         self._check_lead(plan)
         qvec = self._query_vector(topical, vector, plan, lanes)
-        terms = query_terms(topical) if (plan.keyword_w > 0 or qvec is None) else {}
+        terms = query_terms(sq.keywords) if (plan.keyword_w > 0 or qvec is None) else {}
         svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
         base = self._base_filter(plan, user_filter)
         named = self._lanes(plan, lanes, qvec, svec, base)
@@ -522,7 +529,7 @@ class QdrantStore:
             cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                                 order=order, client_res=res, meta={"pool": pool}, max_lead=max_lead)
+                                 order=order, client_res=res, meta={"pool": pool, **meta}, max_lead=max_lead)
         formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
         dense = self._lay.dense
         # the engine orders equal scores its own way: ask for one row past k, and again for
@@ -542,7 +549,7 @@ class QdrantStore:
         cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
         order = best_first(cand.score, np.arange(len(cand.ids)), cand.start, cand.ids)[:want]
         return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                             order=order, meta={"pool": pool}, max_lead=max_lead)
+                             order=order, meta={"pool": pool, **meta}, max_lead=max_lead)
 
     # ------------------------------------------------------------------ pieces
 

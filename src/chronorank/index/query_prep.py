@@ -1,0 +1,70 @@
+"""A question's preparation before retrieval, shared by the index and the stores: the anchor's
+subject (:func:`anchor_subject`), the acronyms spelled as the corpus spells them
+(:func:`spell_acronyms`) and the documents on the question's subject that date a version
+anchor (:func:`subject_mask`). Pure; the corpus is read through what the caller passes (the
+index's whole snapshot, a store's keyword matches or candidate pool)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+
+from chronorank.index.text import query_acronyms, query_weights
+from chronorank.intent.rules import anchor_terms
+from chronorank.types import Intent
+
+__all__ = ["anchor_subject", "spell_acronyms", "subject_mask", "subject_words"]
+
+#: A document is on the question's subject when its keyword match is at least this share of the best's.
+SUBJECT_SHARE = 0.5
+
+
+def anchor_subject(topical: str, intent: Intent) -> str:
+    """A question that names no subject besides its anchor takes the anchor's event noun as
+    its topic: "what changed after the 3.0 release" asks about releases, so the topical query
+    is "what changed release", not "what changed" (which any page about a change matches).
+    Only when the rest has at most one content term: "rate limits after the 2.0 release"
+    keeps "rate limits". The anchor's identifying words ("3.0") stay out -- they date the
+    anchor, and the question asks about what came after it."""
+    if intent.anchor is None or len(query_weights(topical)) > 1:
+        return topical
+    ident = set(anchor_terms(intent.anchor, intent.lang).lower().split())
+    noun = " ".join(w for w in intent.anchor.text.split() if w.lower() not in ident)
+    return f"{topical} {noun}" if noun else topical
+
+
+def spell_acronyms(topical: str, expansion: Callable[[str], str | None]) -> str:
+    """The topical query with each acronym followed by the phrase the corpus spells it with
+    ("the SLA" -> "the SLA (service level agreement)"; ``expansion(acronym)``:
+    :func:`chronorank.index.text.acronym_expansion` over the corpus's texts), for both the
+    keywords and the embedding."""
+    found = query_acronyms(topical)
+    out = topical
+    for acr in found:
+        phrase = expansion(acr)
+        if phrase is not None and phrase not in topical.lower():
+            m = re.search(rf"\b{acr}s?\b", out)
+            if m is not None:
+                out = f"{out[:m.end()]} ({phrase}){out[m.end():]}"
+    return out
+
+
+def subject_words(subject: str, words: str) -> str:
+    """The question's subject less the anchor's identifying ``words`` ("" when nothing is left)."""
+    ident = set(words.lower().split())
+    return " ".join(w for w in subject.split() if w.lower() not in ident).strip()
+
+
+def subject_mask(signals: Mapping[str, np.ndarray] | Iterable[np.ndarray], n: int) -> np.ndarray | None:
+    """The documents on the question's subject from its keyword signals (body and lead BM25 of
+    :func:`subject_words`, each relative to its best, summed): at least ``SUBJECT_SHARE`` x the
+    best sum. None when no document matches."""
+    total = np.zeros(n, dtype=np.float64)
+    for v in (signals.values() if isinstance(signals, Mapping) else signals):
+        top = float(np.max(v)) if v.size else 0.0
+        if top > 0:
+            total += np.asarray(v, dtype=np.float64) / top
+    best = float(total.max()) if total.size else 0.0
+    return None if best <= 0 else total >= SUBJECT_SHARE * best

@@ -1,0 +1,126 @@
+"""A store's query preparation: the index's (:mod:`chronorank.index.query_prep`) through the
+store's own searches.
+
+Every search: the anchor's subject (``anchor_subject``) and the keyword text without a
+question frame's change verb (``keyword_text``), as the index prepares its query.
+
+``fallback='client'`` (the store runs the index's ranking rules over its pool) also does what
+needs the corpus, in extra keyword requests made only for the questions that need them:
+
+- "before / after <a version or an event>" with no date is dated as the index dates it
+  (:func:`chronorank.temporal.resolve_anchor`): the engine's BM25 of the anchor's words (its
+  best ``ANCHOR_MATCHES``), for a version anchor restricted to the documents on the
+  question's subject (``subject_mask`` of the engine's body and lead BM25 of the subject's
+  words, its best ``ANCHOR_MATCHES``) -- one or two keyword requests;
+- an acronym is spelled out as the corpus spells it (``spell_acronyms``), the phrase found
+  over the candidate pool of the question as asked (its dense and keyword lanes): a
+  pool-local estimate of the index's whole-corpus count, exact when the pool holds every
+  document that writes the acronym or its phrase -- one request.
+
+Without the client fallback an undated anchor turns time off
+(:func:`chronorank.temporal.without_undated_anchor`): a server-side search stays one engine
+query plus its probe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from chronorank.index.query_prep import anchor_subject, spell_acronyms, subject_mask, subject_words
+from chronorank.index.text import acronym_expansion, query_acronyms
+from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.stores.config import Lanes
+from chronorank.temporal import PreparedQuery, resolve_anchor, without_undated_anchor
+from chronorank.types import Intent, Ranking
+
+__all__ = ["ANCHOR_MATCHES", "StoreQuery", "store_query"]
+
+#: How many keyword matches of an anchor's words (and of the question's subject) date it.
+ANCHOR_MATCHES = 1000
+
+# a plain keyword / similarity search inside the engine: no time, no client-side rule
+_PLAIN = {"strength": 0.0, "relative_recency": None, "topical_margin": None, "fusion": "blend",
+          "combine": "gated_multiply", "missing_date": "keep", "kernel": "exponential", "fallback": "error"}
+
+
+@dataclass(frozen=True)
+class StoreQuery:
+    """A store query prepared as the index prepares its own."""
+
+    intent: Intent  # final: an anchor dated (client) or time off (server); topical_query = the topic
+    topical: str  # the text embedded (acronyms spelled out)
+    keywords: str  # the keyword lanes' text
+    anchor_line: str = ""  # how an anchor was dated, for the explanation
+
+
+Search = Callable[..., Ranking]
+
+
+def store_query(pq: PreparedQuery, search: Search, lanes: Lanes, *, raw: bool = False, vector: Any = None) -> StoreQuery:
+    """The store's query for ``pq`` (its intent parsed with anchors kept). ``search(text, k,
+    **kw)`` is the store's own search at ``pq.now`` (called with ``raw=True`` inside: a
+    keyword request is not prepared again). ``vector``: the caller's query vector, if any."""
+    intent = pq.intent
+    if raw:
+        return StoreQuery(without_undated_anchor(intent), pq.topical, pq.topical)
+    client = pq.config.fallback == "client"
+    topical = anchor_subject(pq.topical, intent)
+    line = ""
+    if intent.anchor is not None and intent.target is None:
+        if client and float(pq.config.index.keyword_weight) > 0:
+            intent, line = _date_anchor(intent, topical, search, pq)
+        else:
+            intent = without_undated_anchor(intent)
+    spelled = topical
+    if client and query_acronyms(topical):
+        texts = _pool_texts(topical, search, lanes, vector)
+        spelled = spell_acronyms(topical, lambda acr: acronym_expansion(acr, texts))
+    intent = replace(intent, topical_query=topical)
+    return StoreQuery(intent, spelled, keyword_text(spelled, intent.lang), line)
+
+
+def _plain(text: str) -> Intent:
+    return Intent(query=text, time_sensitivity=0.0, mode="timeless", topical_query=text)
+
+
+def _keyword_lane(n: int) -> Lanes:
+    return Lanes(dense=0, keyword=n, windows=(), newest=0)
+
+
+def _date_anchor(intent: Intent, subject: str, search: Search, pq: PreparedQuery) -> tuple[Intent, str]:
+    anchor = intent.anchor
+    assert anchor is not None
+    words = anchor_terms(anchor, intent.lang)
+    found = search(words, ANCHOR_MATCHES, intent=_plain(words), lanes=_keyword_lane(ANCHOR_MATCHES),
+                   **_PLAIN, dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
+    ids = list(found.ids)
+    match = np.asarray(found.signals.get("bm25", found.similarity), dtype=np.float64)
+    start = np.asarray(found.time, dtype=np.float64)
+    rest = subject_words(subject, words) if any(c.isdigit() for c in words) else ""
+    if rest and match.size:
+        # "before 2.0.0" in a question about requests is requests' 2.0.0 (as the index dates it)
+        on = search(rest, ANCHOR_MATCHES, intent=_plain(rest), lanes=_keyword_lane(ANCHOR_MATCHES),
+                    **_PLAIN, dense_weight=0.0, keyword_weight=1.0,
+                    lead_weight=float(getattr(pq.config.index, "lead_weight", 0.0)))
+        sig = [np.asarray(v, dtype=np.float64) for name, v in on.signals.items() if name in ("bm25", "lead")]
+        mask = subject_mask(sig, len(on.ids))
+        if mask is not None:
+            mine = {d for d, m in zip(on.ids, mask.tolist()) if m}
+            within = np.fromiter((d in mine for d in ids), dtype=bool, count=len(ids))
+            if (match[within] > 0).any():
+                match = np.where(within, match, 0.0)
+    return resolve_anchor(intent, match, start, pq.now, ids)
+
+
+def _pool_texts(topical: str, search: Search, lanes: Lanes, vector: Any) -> list[str]:
+    """The texts of the question's candidate pool as asked (its dense and keyword lanes)."""
+    n = lanes.dense + lanes.keyword
+    if n == 0:
+        return []
+    found = search(topical, n, intent=_plain(topical), vector=vector,
+                   lanes=Lanes(dense=lanes.dense, keyword=lanes.keyword, windows=(), newest=0), **_PLAIN)
+    return [str(p.get("text") or "") for p in found.payloads or () if isinstance(p, Mapping)]
