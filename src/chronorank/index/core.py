@@ -59,6 +59,7 @@ from chronorank.index.version_conflict import (
     conflicts,
     conflicts_last,
     naming,
+    spared,
     version_event,
     versions_of,
 )
@@ -963,8 +964,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
                 on_topic = on_topic.copy()
                 on_topic[across] = True  # it ranks with the on-topic set now
         if bad is not None:
-            if mine is not None:
-                bad &= ~mine
+            bad = spared(bad, mine, score, res.keep)
             if bad.any():
                 score, conflict = conflicts_last(score, bad, on_topic, res.keep)
     kept = int(np.count_nonzero(res.keep))

@@ -44,13 +44,13 @@ from chronorank.types import Intent
 
 __all__ = [
     "READ_GROW", "READ_K", "READ_MIN", "AskedVersions", "LeadMemo", "LeadVersions", "asked_versions", "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions",
-    "naming", "versions_of",
+    "naming", "spared", "versions_of",
 ]
 
 _NUMBER = re.compile(r"\d+(?:\.(?:\d+|x))*", re.IGNORECASE)
 #: a version tag that may follow a hyphen ("3.0-rc1", "2.0-beta")
 _TAGS = r"(?:rc|alpha|beta|dev|post|lts|pre|preview|a|b)\d{0,3}(?!\w)"
-_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str] | None]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,8 +62,9 @@ class AskedVersions:
     text: str  # the versions as the question writes them, for explanations
 
 
-def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(the language's version patterns as one regex, what may not follow a version)."""
+def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str] | None]:
+    """(the language's version patterns as one regex, what may not follow a version, what
+    may not precede one: a name whose number is part of it, ``numbered_names``)."""
     hit = _PATTERNS.get(lang)
     if hit is None:
         language = get_language(lang)
@@ -73,7 +74,7 @@ def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
         after = r"\s*%|-(?!" + _TAGS + r")[^\W\d_]"
         if words:
             after += r"|\s{1,3}(?:" + "|".join(words) + r")(?!\w)"
-        hit = _PATTERNS[lang] = (version, re.compile(after, re.IGNORECASE))
+        hit = _PATTERNS[lang] = (version, re.compile(after, re.IGNORECASE), language.numbered)
         if len(_PATTERNS) > 16:
             _PATTERNS.clear()
     return hit
@@ -81,7 +82,7 @@ def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def find_versions(text: str, lang: str = "en") -> list[str]:
     """The version numbers ``text`` names ("API v2 rate limits" -> ["2"]), in order."""
-    version, after = _patterns(lang)
+    version, after, named = _patterns(lang)
     out: list[str] = []
     for m in version.finditer(text):
         s, e = m.span()
@@ -89,6 +90,8 @@ def find_versions(text: str, lang: str = "en") -> list[str]:
             continue
         if after.match(text, e):
             continue
+        if named is not None and named.search(text, max(0, s - 80), s):
+            continue  # part of a name ("python 3.11", "python 3.7, 3.8 and 3.9"): its subject, not a version
         nums = _NUMBER.findall(m.group(0))
         if not nums:
             continue
@@ -100,12 +103,12 @@ def find_versions(text: str, lang: str = "en") -> list[str]:
     return out
 
 
-def _key(num: str) -> tuple[tuple[int, ...], int]:
+def _key(num: str, line: bool = False) -> tuple[tuple[int, ...], int]:
     """(the parts without trailing zeros, the parts of the line it names or 0): a version
     written with one part or ending in ".x" names a line ("2" -> ((2,), 1), "2.4.x" ->
-    ((2, 4), 2)); one with more parts a release ("2.0" -> ((2,), 0))."""
+    ((2, 4), 2)); one with more parts a release ("2.0" -> ((2,), 0)), or a line when ``line``
+    ("the newest 1.3" -> ((1, 3), 2))."""
     parts: list[int] = []
-    line = False
     for p in num.lower().split("."):
         if p == "x":
             line = True
@@ -136,19 +139,21 @@ def _relation(q: tuple[tuple[int, ...], int], p: tuple[tuple[int, ...], int]) ->
     return -1 if _pad(pa, n) < _pad(qa, n) else 1
 
 
-def versions_of(text: str, relation: str = "same", lang: str = "en") -> AskedVersions | None:
-    """The versions ``text`` names as an :class:`AskedVersions` with ``relation``; None for none."""
+def versions_of(text: str, relation: str = "same", lang: str = "en", lines: bool = False) -> AskedVersions | None:
+    """The versions ``text`` names as an :class:`AskedVersions` with ``relation`` (each a line
+    with ``lines``); None for none."""
     nums = find_versions(text, lang)
     if not nums:
         return None
-    keys = tuple(dict.fromkeys(_key(n) for n in nums))
+    keys = tuple(dict.fromkeys(_key(n, lines) for n in nums))
     return AskedVersions(keys=keys, relation=relation, text=", ".join(dict.fromkeys(nums)))
 
 
 def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
     """The versions of a question: those of its anchor with the anchor's relation ("after the
-    3.0 release" -> after 3.0), else every version it names ("in the API 2.0 release" -> 2.0);
-    None when it names none."""
+    3.0 release" -> after 3.0), else every version it names ("in the API 2.0 release" -> 2.0;
+    as lines when the question asks for the newest of them: "the newest sqlalchemy 1.3" holds
+    1.3.24); None when it names none."""
     lang = intent.lang or "en"
     out = None if intent.anchor is None else versions_of(intent.anchor.text, intent.anchor.relation, lang)
     if out is not None:
@@ -158,7 +163,7 @@ def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
     for sp in intent.spans:
         if sp.kind != "version" and not sp.kind.endswith("_anchor") and query[sp.start:sp.end] == sp.text:
             text = text[:sp.start] + " " * (sp.end - sp.start) + text[sp.end:]
-    return versions_of(text, "same", lang)
+    return versions_of(text, "same", lang, lines=intent.mode == "recent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,8 +311,9 @@ def fingerprint(lang: str) -> str:
     (another chronorank that reads versions differently reads the leads again)."""
     import hashlib
 
-    version, after = _patterns(lang)
-    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}".encode()).hexdigest()[:16]
+    version, after, named = _patterns(lang)
+    also = "" if named is None else named.pattern
+    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}\x00{also}".encode()).hexdigest()[:16]
 
 
 def lead_versions(snap: Any, lang: str, rows: np.ndarray | None = None) -> LeadVersions:
@@ -525,6 +531,17 @@ def conflicts_last(
         out = np.where(move, below + (low - below) * (0.05 + 0.9 * frac), out)
         moved |= move
     return (out, moved) if moved.any() else (score, None)
+
+
+def spared(bad: np.ndarray, mine: np.ndarray | None, score: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """``bad`` less the first hit's versions (``mine``: what it replaced and what replaced it,
+    which "authentication in the v1 API" keeps next to the v1 page), when the first hit itself
+    is not ruled out: a first hit naming only other versions than the asked ones is no reason
+    to keep its versions ("the newest sqlalchemy 1.3" whose first hit is 2.0.47)."""
+    if mine is None or not live.any():
+        return bad
+    first = int(np.argmax(np.where(live, score, -np.inf)))
+    return bad if bad[first] else bad & ~mine
 
 
 def conflict_note(text: str, asked: AskedVersions, lang: str) -> str:

@@ -426,6 +426,14 @@ def _asks_newest(lang: Language, text: str, recent: list[_Hit], period: Interval
     return any(pat.search(text[h.start:h.end]) is not None for h in recent)
 
 
+def _newest_of_line(lang: Language, text: str, specific: list[_Hit]) -> bool:
+    """A superlative ("newest", "final", "last") next to versions only: the question asks for
+    the newest release of the line they name, not for the release they name."""
+    pat = lang.lexicon.get("newest_of_line")
+    return (pat is not None and all(h.kind == "version" and h.interval is None for h in specific)
+            and pat.search(text) is not None)
+
+
 def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
     return any(c in lang.lexicon and lang.lexicon[c].search(text) is not None for c in classes)
 
@@ -523,6 +531,9 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     elif by["range"]:
         mode, sens, target = "range", S_EXPLICIT, by["range"][0].interval
         anchor = by["range"][0].anchor
+    elif strong_specific and _newest_of_line(lang, text, strong_specific):
+        # "the newest 12.x", "final flask 1.x release": the newest release of that line
+        mode, sens = "recent", S_RECENT
     elif strong_specific:
         mode = "specific"
         named = [h for h in strong_specific if h.interval is not None]

@@ -31,8 +31,12 @@ A language file holds (all keys optional except ``code``):
 - ``quantity_words``: regex fragments for words that make a number after them a quantity,
   not a version ("2.9 million", "7.0 magnitude"): the index's version-conflict rule
   (:mod:`chronorank.index.version_conflict`) skips such numbers.
+- ``numbered_names``: regex fragments for names whose number is part of the name ("python
+  3.11", "windows 11"): a number after one (or in a list after one: "python 3.7, 3.8 and 3.9")
+  is the question's subject, not a version (:mod:`chronorank.index.version_conflict`).
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
-  ``historical``, ``timeless``, ``howto``, ``newest``, ``lookup`` (a question asking which
+  ``historical``, ``timeless``, ``howto``, ``newest``, ``newest_of_line`` (a superlative that,
+  next to versions only, asks for the newest release of their line: "the final 1.x"), ``lookup`` (a question asking which
   release did something, or naming an advisory id: time off when no time expression decides).
 """
 
@@ -120,6 +124,9 @@ class Language:
     compiled: list[re.Pattern[str] | None]
     kinds: list[str]  # pattern index -> kind
     lexicon: dict[str, re.Pattern[str]]
+    #: a name whose number is part of it, ending where a number follows ("python ", "python
+    #: 3.7, "): search it over the text before a number (``numbered_names``)
+    numbered: re.Pattern[str] | None
     stem_masks: dict[int, dict[str, int]]  # stem length -> stem -> bitmask of patterns
     digit_mask: int  # patterns that may start at a number
     anyword_mask: int  # patterns that may start at any word followed by a number
@@ -406,6 +413,11 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         for k, v in lexicon_raw.items()
         if k != "recent" and v
     }
+    numbered_words = [str(w) for w in data.get("numbered_names") or []]
+    # the name, then maybe a list of its numbers ("python 3.7, 3.8 and 3.9")
+    numbered = compile_cached(
+        r"(?<!\w)(?:" + "|".join(numbered_words) + r")\s{0,2}(?:\d[\d.x]*(?:\s*,\s*|\s+(?:and|or|to|и|или|до)\s+|\s*[-/]\s*))*$",
+        re.IGNORECASE) if numbered_words else None
     letters, detect_weight, stopwords = _detector(data)
     triggers = data.get("triggers")
     trig_re = None
@@ -436,6 +448,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         compiled=[None] * len(sources),
         kinds=kinds,
         lexicon=lexicon,
+        numbered=numbered,
         stem_masks={n: stem_masks[n] for n in sorted(stem_masks)},
         digit_mask=digit_mask,
         anyword_mask=anyword_mask,
