@@ -47,6 +47,7 @@ __all__ = [
     "naming", "spared", "versions_of",
 ]
 
+_EPOCH = re.compile(r"\d{1,2}:\d")
 _NUMBER = re.compile(r"\d+(?:\.(?:\d+|x))*", re.IGNORECASE)
 #: a version tag that may follow a hyphen ("3.0-rc1", "2.0-beta")
 _TAGS = r"(?:rc|alpha|beta|dev|post|lts|pre|preview|a|b)\d{0,3}(?!\w)"
@@ -95,7 +96,8 @@ def find_versions(text: str, lang: str = "en") -> list[str]:
         nums = _NUMBER.findall(m.group(0))
         if not nums:
             continue
-        num = nums[0]
+        # a Debian epoch ("1:9.2p1-2") orders packagings, not releases: the version follows it
+        num = nums[1] if len(nums) > 1 and _EPOCH.match(m.group(0)) else nums[0]
         parts = num.split(".")
         if len(parts) == 3 and any(len(p) == 4 and p[:2] in ("19", "20") for p in (parts[0], parts[2])):
             continue  # a dotted date ("2024.01.05", "01.10.2024"), not a version
@@ -313,7 +315,7 @@ def fingerprint(lang: str) -> str:
 
     version, after, named = _patterns(lang)
     also = "" if named is None else named.pattern
-    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}\x00{also}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}\x00{_EPOCH.pattern}\x00{also}".encode()).hexdigest()[:16]
 
 
 def lead_versions(snap: Any, lang: str, rows: np.ndarray | None = None) -> LeadVersions:

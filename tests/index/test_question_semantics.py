@@ -1,0 +1,102 @@
+"""Issue 29, item 3: the question semantics people use, over Debian-style changelog entries
+(epochs, ``p1``, ``+deb12u3``, ``~rc2``) written here, through the Python API and through
+``chronorank index`` / ``chronorank search`` (the default MiniLM index)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chronorank.cli import main
+from chronorank.index import TemporalIndex
+from chronorank.index.version_conflict import asked_versions, find_versions
+from chronorank.intent import parse
+
+NOW = "2024-12-01"
+
+
+def _entry(pkg: str, version: str, date: str, body: str) -> dict[str, str]:
+    return {"id": f"{pkg}@{version}", "text": f"{pkg} ({version}) unstable; urgency=medium. {body}", "date": date}
+
+
+DOCS = [
+    # a version announced before its own upload: "before 21.0" is dated by pip 21.0's entry
+    _entry("python-pip", "20.0-1", "2020-01-21", "New upstream release 20.0. Python 2 support will be removed in pip 21.0."),
+    _entry("python-pip", "20.2-1", "2020-07-29", "New upstream release 20.2: the new dependency resolver as a beta."),
+    _entry("python-pip", "20.3.3-1", "2020-12-15", "New upstream release 20.3.3: resolver fixes."),
+    _entry("python-pip", "21.0-1", "2021-01-23", "New upstream release 21.0. Drop support for Python 2."),
+    _entry("python-pip", "21.1-1", "2021-04-24", "New upstream release 21.1: warn when running as root."),
+    # a line and its newest release, then the next line
+    _entry("sqlalchemy", "1.3.0+ds1-1", "2019-03-04", "New upstream release 1.3.0 of sqlalchemy."),
+    _entry("sqlalchemy", "1.3.15+ds1-1", "2020-03-11", "New upstream release 1.3.15 of sqlalchemy."),
+    _entry("sqlalchemy", "1.3.24+ds1-1", "2021-03-30", "New upstream release 1.3.24 of sqlalchemy."),
+    _entry("sqlalchemy", "2.0.25+ds1-1", "2024-01-02", "New upstream release 2.0.25 of sqlalchemy."),
+    _entry("sqlalchemy", "2.0.36+ds1-1", "2024-10-15", "New upstream release 2.0.36 of sqlalchemy."),
+    # "python 3.7" names Python, not a release of click numbered 3.7
+    _entry("python-click", "3.7-1", "2015-01-20", "New upstream release 3.7: add the --version option."),
+    _entry("python-click", "8.1.0-1", "2022-03-28", "New upstream release 8.1.0. Drop support for Python 3.6."),
+    _entry("python-click", "8.2.0-1", "2024-05-10", "New upstream release 8.2.0. Drop support for Python 3.7, 3.8 and 3.9."),
+    _entry("python-click", "8.2.1-1", "2024-06-02", "New upstream release 8.2.1: shell completion fixes."),
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    idx = TemporalIndex()
+    idx.add(DOCS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def cli_path(tmp_path_factory):
+    d = tmp_path_factory.mktemp("semantics")
+    corpus = d / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(x) + "\n" for x in DOCS), encoding="utf-8")
+    assert main(["index", str(corpus), "--out", str(d / "idx")]) == 0
+    return d / "idx"
+
+
+def cli_ids(capsys, path, query, k=3):
+    capsys.readouterr()
+    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
+    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+
+
+def test_a_version_anchor_is_dated_by_its_own_entry(index, cli_path, capsys):
+    # pip 20.0 says "21.0" first (a forward reference); the 21.0 upload is when 21.0 happened
+    q = "the last pip before 21.0"
+    hits = index.search(q, k=3, now=NOW)
+    assert hits.meta["intent"].target.end > 1.6e9  # 2021-01-23, not 2020-01-21
+    assert hits.ranked_ids[0] == "python-pip@20.3.3-1", hits.ranked_ids
+    assert cli_ids(capsys, cli_path, q)[0] == "python-pip@20.3.3-1"
+
+
+@pytest.mark.parametrize("query", ["newest sqlalchemy 1.3 release", "what was the final sqlalchemy 1.3.x release?"])
+def test_the_newest_of_a_line_is_a_release_of_that_line(index, cli_path, capsys, query):
+    intent = parse(query, now=NOW)
+    assert intent.mode == "recent"
+    assert asked_versions(query, intent).keys[0][1] > 0  # 1.3 read as the line, holding 1.3.24
+    line = {"sqlalchemy@1.3.0+ds1-1", "sqlalchemy@1.3.15+ds1-1", "sqlalchemy@1.3.24+ds1-1"}
+    ids = index.search(query, k=3, now=NOW).ranked_ids
+    assert set(ids) == line, ids  # never a 2.0 release above them
+    assert set(cli_ids(capsys, cli_path, query)) == line
+
+
+def test_a_number_inside_a_name_is_the_subject_not_a_version(index, cli_path, capsys):
+    assert find_versions("drop support for Python 3.7, 3.8 and 3.9 in click 8.2") == ["8.2"]
+    q = "which click release dropped python 3.7"
+    assert asked_versions(q, parse(q, now=NOW)) is None
+    hits = index.search(q, k=3, now=NOW)
+    assert hits.ranked_ids[0] == "python-click@8.2.0-1", hits.ranked_ids
+    assert cli_ids(capsys, cli_path, q)[0] == "python-click@8.2.0-1"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # the epoch orders packagings; the upstream release is what a question names
+    ("openssh (1:9.2p1-2+deb12u3) bookworm-security", ["9.2"]),
+    ("gzip (1.12~rc2-1) experimental", ["1.12"]),
+    ("HTTP/2 for ES2015 on Windows 11", []),
+])
+def test_debian_versions_and_numbered_names(text, want):
+    assert find_versions(text) == want
