@@ -38,6 +38,12 @@ DOCS = [
     _entry("python-click", "8.1.0-1", "2022-03-28", "New upstream release 8.1.0. Drop support for Python 3.6."),
     _entry("python-click", "8.2.0-1", "2024-05-10", "New upstream release 8.2.0. Drop support for Python 3.7, 3.8 and 3.9."),
     _entry("python-click", "8.2.1-1", "2024-06-02", "New upstream release 8.2.1: shell completion fixes."),
+    # the Jinja project, written "jinja" in its own entries and "Jinja2" by a few others
+    _entry("jinja", "2.8-1", "2015-07-26", "New upstream release 2.8 of jinja. Jinja2 templates gain the policies API."),
+    _entry("jinja", "2.9.5-1", "2017-01-28", "New upstream release 2.9.5 of jinja: async fixes."),
+    _entry("jinja", "2.10-1", "2017-11-08", "New upstream release 2.10 of jinja: namespace objects."),
+    _entry("jinja", "2.11.3-1", "2021-01-31", "New upstream release 2.11.3 of jinja: a ReDoS fix."),
+    _entry("flask", "0.12-1", "2017-01-28", "New upstream release 0.12 of flask; needs Jinja2 2.4 and Werkzeug 0.7."),
 ]
 
 
@@ -100,3 +106,11 @@ def test_a_number_inside_a_name_is_the_subject_not_a_version(index, cli_path, ca
 ])
 def test_debian_versions_and_numbered_names(text, want):
     assert find_versions(text) == want
+
+
+def test_a_name_with_its_number_glued_on_is_the_bare_name(index, cli_path, capsys):
+    # "jinja2" is the jinja project: its 2017 entries, not the few pages spelling "Jinja2"
+    q = "which jinja2 versions came out in 2017?"
+    want = {"jinja@2.9.5-1", "jinja@2.10-1"}
+    assert set(index.search(q, k=2, now=NOW).ranked_ids) == want
+    assert set(cli_ids(capsys, cli_path, q, k=2)) == want

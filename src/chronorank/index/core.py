@@ -376,7 +376,7 @@ class TemporalIndex:
 
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
         # of them for a large corpus) and the best k
-        spelled = _spell_acronyms(snap, topical)
+        spelled = self._glued_names(snap, _spell_acronyms(snap, topical))
         rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
         if rows is not None and rows.shape[0] == 0:
             return _empty_ranking(query, intent, now_s)
@@ -402,6 +402,24 @@ class TemporalIndex:
         import asyncio
 
         return await asyncio.to_thread(self.add, list(docs), vectors, embed=embed)
+
+    def _glued_names(self, snap: _Snapshot, topical: str) -> str:
+        """The topical query with each name written with its number glued on ("jinja2",
+        "python3") followed by the bare name, when the corpus writes the bare name in more
+        documents: "jinja2" is the Jinja project ("jinja 2.10."), and its rare glued form alone
+        would match only the few pages that happen to spell it so."""
+        out = topical
+        vocab, n = self._vocab, snap.n_terms
+        for m in reversed(list(_GLUED.finditer(topical))):
+            whole = [vocab.get(t, n) for t in query_weights(m.group(0))]
+            bare = [vocab.get(t, n) for t in query_weights(m.group(1))]
+            if len(bare) != 1 or bare[0] >= n or len(whole) > 1:
+                continue
+            body = snap.bm25(self.k1, self.b)
+            idf = body.idf(np.array([bare[0], *[w for w in whole if w < n]], dtype=np.int64))
+            if idf.shape[0] == 1 or idf[0] < idf[1]:  # the bare name is the more common spelling
+                out = f"{out[:m.end()]} ({m.group(1)}){out[m.end():]}"
+        return out
 
     def _query_terms(self, topical: str) -> int:
         """Distinct query terms the corpus knows (the query's shape, for ``_shaped``)."""
@@ -1208,6 +1226,10 @@ def _anchor_subject(topical: str, intent: Intent) -> str:
     ident = set(anchor_terms(intent.anchor, intent.lang).lower().split())
     noun = " ".join(w for w in intent.anchor.text.split() if w.lower() not in ident)
     return f"{topical} {noun}" if noun else topical
+
+
+#: a name with its number glued on ("jinja2", "python3"): the name, then the number
+_GLUED = re.compile(r"(?<![\w.])([^\W\d_]{3,})(\d{1,2})(?![\w.])")
 
 
 def _spell_acronyms(snap: _Snapshot, topical: str) -> str:
