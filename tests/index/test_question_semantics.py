@@ -114,3 +114,22 @@ def test_a_name_with_its_number_glued_on_is_the_bare_name(index, cli_path, capsy
     want = {"jinja@2.9.5-1", "jinja@2.10-1"}
     assert set(index.search(q, k=2, now=NOW).ranked_ids) == want
     assert set(cli_ids(capsys, cli_path, q, k=2)) == want
+
+
+@pytest.mark.parametrize(("query", "version"), [
+    ("I'm on click 8.1.0, what did I miss?", "8.1.0"),
+    ("upgrading click from 8.1.0 - what do I need to know?", "8.1.0"),
+])
+def test_the_version_one_is_on_asks_what_came_after_it(index, cli_path, capsys, query, version):
+    intent = parse(query, now=NOW)
+    assert intent.mode == "range" and intent.anchor.relation == "after" and intent.anchor.text == version
+    assert "click" in intent.topical_query  # the subject stays in what is searched
+    after = {"python-click@8.2.0-1", "python-click@8.2.1-1"}
+    ids = index.search(query, k=2, now=NOW).ranked_ids
+    assert set(ids) == after, ids  # never 8.1.0 itself, never "the most recent" of another package
+    assert set(cli_ids(capsys, cli_path, query, k=2)) == after
+
+
+def test_a_version_range_is_not_an_upgrade_anchor():
+    assert parse("migrating from 1.x to 2.0", now=NOW).anchor is None
+    assert parse("I'm stuck on rich 12 - what's the newest 12.x?", now=NOW).anchor is None

@@ -274,6 +274,12 @@ def _h_anchor(c: _Match) -> _Hit | None:  # before_anchor, after_anchor
     # "before the v2 change", "since the migration to OAuth", "after the July 2023 update"
     text = " ".join((c.group("anchor") or "").split())
     relation = "before" if c.kind == "before_anchor" else "after"
+    try:
+        subject_end = c.m.end(f"p{c.idx}_word")  # "upgrading <itsdangerous> from 2.0": the subject
+    except IndexError:
+        subject_end = -1
+    if subject_end > c.s:
+        c.s = subject_end + len(c.query[subject_end:c.e]) - len(c.query[subject_end:c.e].lstrip())
     w = _date_inside(c.lang, text, c.now)
     if w is not None:  # an event named with its date: the date is the anchor
         iv = _iv(-math.inf, w.start) if relation == "before" else _iv(w.start, max(c.now, w.start))
