@@ -133,3 +133,13 @@ def test_the_version_one_is_on_asks_what_came_after_it(index, cli_path, capsys, 
 def test_a_version_range_is_not_an_upgrade_anchor():
     assert parse("migrating from 1.x to 2.0", now=NOW).anchor is None
     assert parse("I'm stuck on rich 12 - what's the newest 12.x?", now=NOW).anchor is None
+
+
+def test_a_named_day_is_a_date(index, cli_path, capsys):
+    intent = parse("which sqlalchemy release was current on Christmas 2020?", now=NOW)
+    assert intent.mode == "as_of" and intent.target.start == 1608854400.0  # 2020-12-25
+    q = "sqlalchemy release available on Halloween 2020"
+    assert parse(q, now=NOW).target.start == 1604102400.0  # 2020-10-31
+    ids = index.search(q, k=2, now=NOW).ranked_ids
+    assert ids[0] == "sqlalchemy@1.3.15+ds1-1", ids  # the one in force then, not 2.0.36
+    assert cli_ids(capsys, cli_path, q)[0] == "sqlalchemy@1.3.15+ds1-1"

@@ -107,7 +107,8 @@ def _when_from_match(
                 year -= 1
         y1, m1 = cal.add_months(year, m0, length)
         return _mk(cal.ts(year, m0), cal.ts(y1, m1), unit, explicit)
-    month = _month(lang, g)
+    named = lang.holidays.get(" ".join((g.get("w_holiday") or "").lower().split()))
+    month = named[0] if named else _month(lang, g)
     if month is None:
         return None
     if unit == "month":
@@ -117,7 +118,7 @@ def _when_from_match(
         return _mk(cal.ts(year, month), cal.ts(y1, m1), unit, explicit)
     # a day
     day_s = g.get("w_day") or g.get("w_dd")
-    day = int(day_s) if day_s else None
+    day = named[1] if named else int(day_s) if day_s else None
     if day is None:
         return None
     if year is None:

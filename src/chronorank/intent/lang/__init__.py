@@ -10,6 +10,8 @@ language-neutral forms (ISO dates, version numbers) merged into every language.
 A language file holds (all keys optional except ``code``):
 
 - ``detect``: ``letters`` (a regex character-class body, e.g. ``"a-z"``) and ``stopwords``.
+- ``holidays``: named days of the year (name -> [month, day]: "halloween" -> [10, 31]), read
+  as ``{holiday}`` in the day forms of ``when``.
 - ``months`` / ``seasons`` / ``numbers`` / ``ordinals`` / ``units`` / ``relatives`` /
   ``day_words``: word form -> value. List every inflected form ("марта", "марте").
 - ``articles``, ``prepositions``: dropped from the topical query when left dangling.
@@ -106,6 +108,7 @@ class Language:
     data: dict[str, Any]
     months: dict[str, int]
     seasons: dict[str, tuple[int, int]]
+    holidays: dict[str, tuple[int, int]]  # a named day -> (month, day): "halloween" -> (10, 31)
     numbers: dict[str, int]
     ordinals: dict[str, int]
     units: dict[str, str]
@@ -295,6 +298,7 @@ def _placeholders(lang: dict[str, Any], units_alt: str) -> dict[str, str]:
         "year": r"(?<![\d,])(?:1\d{3}|2\d{3})(?!\d|\.\d|,\d)",
         "month": words("months") + r"(?!\w)",
         "season": words("seasons") + r"(?!\w)",
+        "holiday": words("holidays") + r"(?!\w)",
         "day": r"(?<!\d)(?:[12]\d|3[01]|0?[1-9])(?!\d)",
         "dd": r"(?<!\d)(?:[12]\d|3[01]|0?[1-9])(?!\d)",
         "mm": r"(?<!\d)(?:1[0-2]|0?[1-9])(?!\d)",
@@ -377,6 +381,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
     kinds: list[str] = []
     tables = {
         "month": data.get("months") or {}, "season": data.get("seasons") or {},
+        "holiday": data.get("holidays") or {},
         "num": data.get("numbers") or {}, "ord": data.get("ordinals") or {},
         "unit": units, "rel": data.get("relatives") or {}, "dayword": data.get("day_words") or {},
         "edition": {w: 1 for w in data.get("edition_words") or []},
@@ -400,7 +405,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         used = [tables[n] for n in names if n in tables]
         if names & {"when", "date", "bare"}:
             texts.append(when_literals)
-            used += [tables["month"], tables["season"], tables["ord"]]
+            used += [tables["month"], tables["season"], tables["ord"], tables["holiday"]]
         for w in _literals(texts, used, literal_memo):
             stem_masks.setdefault(len(w), {}).setdefault(w, 0)
             stem_masks[len(w)][w] |= 1 << i
@@ -430,6 +435,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         data=data,
         months=lw("months"),
         seasons={str(k).lower(): (int(v[0]), int(v[1])) for k, v in (data.get("seasons") or {}).items()},
+        holidays={str(k).lower(): (int(v[0]), int(v[1])) for k, v in (data.get("holidays") or {}).items()},
         numbers=lw("numbers"),
         ordinals=lw("ordinals"),
         units=units,
