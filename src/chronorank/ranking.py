@@ -397,6 +397,17 @@ def across_boundary(
     return out, j
 
 
+def spared(bad: np.ndarray, mine: np.ndarray | None, score: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """``bad`` less the first hit's versions (``mine``: what it replaced and what replaced it,
+    which "authentication in the v1 API" keeps next to the v1 page), when the first hit itself
+    is not ruled out: a first hit naming only other versions than the asked ones is no reason
+    to keep its versions ("the newest sqlalchemy 1.3" whose first hit is 2.0.47)."""
+    if mine is None or not live.any():
+        return bad
+    first = int(np.argmax(np.where(live, score, -np.inf)))
+    return bad if bad[first] else bad & ~mine
+
+
 def conflicts_last(
     score: np.ndarray, conflict: np.ndarray, tier: np.ndarray | None, live: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -830,8 +841,7 @@ def rank(
                 stages.append("across the boundary")
         # 9. version conflict
         if bad is not None:
-            if mine is not None:
-                bad = bad & ~mine
+            bad = spared(bad, mine, score, keep)
             if bad.any():
                 score, conflict = conflicts_last(score, bad, on_topic, keep)
                 if conflict is not None:

@@ -126,7 +126,10 @@ def test_the_first_hits_own_versions_are_not_demoted():
     ("Release notes for version 3.0", ["3.0"]),
     ("aiohttp 3.9.0", ["3.9.0"]),
     ("3.0-rc1 is out", ["3.0"]),
-    ("Python 3.12 and 2.x", ["3.12", "2.x"]),
+    ("aiohttp 3.12 and 2.x", ["3.12", "2.x"]),
+    # a number inside a name is the subject, not a version (the language's numbered_names)
+    ("drops Python 3.7, 3.8 and 3.9", []),
+    ("HTTP/2 and Windows 11 support in urllib3 2.2", ["2.2"]),
     ("recalled 2.9 million cars", []),
     ("a 7.0-magnitude quake", []),
     ("gas at $3.99 a gallon", []),

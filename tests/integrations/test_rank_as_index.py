@@ -84,7 +84,10 @@ def test_the_reranker_given_the_index_columns_ranks_as_the_index(fixture: Any) -
         got = list(TemporalReranker().rerank(q["query"], columns, now=ref).ranked_ids)[:K]
         if got != list(idx.search(q["query"], K, ref).ids):
             differ.add(q["qid"])
-    assert differ == {*ANCHORED, *POOL}, sorted(differ ^ {*ANCHORED, *POOL})
+    # ts-48's anchor ("API 2.0") is dated by the page whose lead names that version, which the
+    # reranker also finds among its candidates once it has the index's signals
+    want = {*ANCHORED, *POOL} - {"ts-48"}
+    assert differ == want, sorted(differ ^ want)
 
 
 def _reranker(

@@ -32,6 +32,12 @@ TRICKY: list[tuple[str, str]] = [
     ("which pytest release deprecated yield_fixture", NOW),
     ("JWS support removed from itsdangerous - which version?", NOW),
     ("urllib3 changes since the beginning of 2025", NOW),
+    # issue 29: named days, upgrade / "I'm on X" anchors, the newest of a version line
+    ("rich release available on Halloween 2023", NOW),
+    ("upgrading itsdangerous from 2.0 - what do I need to know?", NOW),
+    ("I'm on click 8.1.7, what did I miss?", NOW),
+    ("what was the final flask 1.x release?", NOW),
+    ("newest sqlalchemy 1.3 release", NOW),
     # before / after a version or an event (issue 16)
     ("how did authentication work before the v2 change", NOW),
     ("refund policy before the July 2023 update", NOW),

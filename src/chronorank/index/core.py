@@ -38,7 +38,13 @@ from chronorank.index.date_report import DateReport, date_report, no_dates_messa
 from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
-from chronorank.index.query_prep import anchor_subject, spell_acronyms, subject_mask, subject_words
+from chronorank.index.query_prep import (
+    anchor_subject,
+    glued_names,
+    spell_acronyms,
+    subject_mask,
+    subject_words,
+)
 from chronorank.index.records import TIME_COLUMNS, surrogate_at
 from chronorank.index.records import check_storable as _check_storable  # it lived here
 from chronorank.index.snapshot import (  # the index's arrays (these names lived here before)
@@ -57,7 +63,9 @@ from chronorank.index.version_conflict import (
     asked_versions,
     conflict_note,
     conflicts,
+    naming,
     version_event,
+    versions_of,
 )
 from chronorank.intent.rules import anchor_terms, keyword_text
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
@@ -365,7 +373,7 @@ class TemporalIndex:
 
         # the rows and their similarity, the time plan, then time and topic over the rows (a pool
         # of them for a large corpus) and the best k
-        spelled = _spell_acronyms(snap, topical)
+        spelled = self._glued_names(snap, _spell_acronyms(snap, topical))
         rows = self._select_rows(snap, candidates, ann_rows, flt_rows)
         if rows is not None and rows.shape[0] == 0:
             return _empty_ranking(query, intent, now_s)
@@ -395,6 +403,20 @@ class TemporalIndex:
 
         return await asyncio.to_thread(self.add, list(docs), vectors, embed=embed)
 
+    def _glued_names(self, snap: _Snapshot, topical: str) -> str:
+        """``query_prep.glued_names`` with the whole corpus's document frequencies (BM25 idf)."""
+        vocab, n = self._vocab, snap.n_terms
+
+        def commoner(bare: str, glued: str) -> bool:
+            b = [vocab.get(t, n) for t in query_weights(bare)]
+            g = [w for w in (vocab.get(t, n) for t in query_weights(glued)) if w < n]
+            if b[0] >= n:
+                return False
+            idf = snap.bm25(self.k1, self.b).idf(np.array([b[0], *g], dtype=np.int64))
+            return bool(idf.shape[0] == 1 or idf[0] < idf[1])
+
+        return glued_names(topical, commoner)
+
     def _query_terms(self, topical: str) -> int:
         """Distinct query terms the corpus knows (the query's shape, for ``_shaped``)."""
         vocab = self._vocab
@@ -421,6 +443,16 @@ class TemporalIndex:
             # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
             # 2.0.0 of any project: the anchor is dated inside the question's subject
             match = np.where(within, match, 0.0)
+        asked = versions_of(intent.anchor.text, "same", intent.lang or "en")
+        if asked is not None:
+            # a version is dated by its own page (its lead names it: "pip 21.0."), not by an
+            # earlier page announcing it ("will be removed in pip 21.0")
+            hits = np.flatnonzero(match > 0)
+            own = naming(snap, asked, intent.lang or "en", hits)[hits]
+            if own.any():
+                keep = np.zeros(match.shape[0], dtype=bool)
+                keep[hits[own]] = True
+                match = np.where(keep, match, 0.0)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)

@@ -1,6 +1,6 @@
 """A question's preparation before retrieval, shared by the index and the stores: the anchor's
 subject (:func:`anchor_subject`), the acronyms spelled as the corpus spells them
-(:func:`spell_acronyms`) and the documents on the question's subject that date a version
+(:func:`spell_acronyms`), a name's bare spelling beside its glued one (:func:`glued_names`) and the documents on the question's subject that date a version
 anchor (:func:`subject_mask`). Pure; the corpus is read through what the caller passes (the
 index's whole snapshot, a store's keyword matches or candidate pool)."""
 
@@ -15,7 +15,7 @@ from chronorank.index.text import query_acronyms, query_weights
 from chronorank.intent.rules import anchor_terms
 from chronorank.types import Intent
 
-__all__ = ["anchor_subject", "spell_acronyms", "subject_mask", "subject_words"]
+__all__ = ["GLUED", "anchor_subject", "glued_names", "spell_acronyms", "subject_mask", "subject_words"]
 
 #: A document is on the question's subject when its keyword match is at least this share of the best's.
 SUBJECT_SHARE = 0.5
@@ -48,6 +48,23 @@ def spell_acronyms(topical: str, expansion: Callable[[str], str | None]) -> str:
             m = re.search(rf"\b{acr}s?\b", out)
             if m is not None:
                 out = f"{out[:m.end()]} ({phrase}){out[m.end():]}"
+    return out
+
+
+#: a name with its number glued on ("jinja2", "python3"): the name, then the number
+GLUED = re.compile(r"(?<![\w.])([^\W\d_]{3,})(\d{1,2})(?![\w.])")
+
+
+def glued_names(topical: str, bare_is_commoner: Callable[[str, str], bool]) -> str:
+    """The topical query with each name written with its number glued on ("jinja2",
+    "python3") followed by the bare name, when ``bare_is_commoner(bare, glued)``: the corpus
+    writes the bare name in more documents. "jinja2" is the Jinja project ("jinja 2.10."), and
+    its rare glued form alone would match only the few pages that happen to spell it so."""
+    out = topical
+    for m in reversed(list(GLUED.finditer(topical))):
+        if len(query_weights(m.group(1))) == 1 and len(query_weights(m.group(0))) <= 1 \
+                and bare_is_commoner(m.group(1), m.group(0)):
+            out = f"{out[:m.end()]} ({m.group(1)}){out[m.end():]}"
     return out
 
 

@@ -50,10 +50,11 @@ __all__ = [
     "versions_of",
 ]
 
+_EPOCH = re.compile(r"\d{1,2}:\d")
 _NUMBER = re.compile(r"\d+(?:\.(?:\d+|x))*", re.IGNORECASE)
 #: a version tag that may follow a hyphen ("3.0-rc1", "2.0-beta")
 _TAGS = r"(?:rc|alpha|beta|dev|post|lts|pre|preview|a|b)\d{0,3}(?!\w)"
-_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str] | None]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,8 +66,9 @@ class AskedVersions:
     text: str  # the versions as the question writes them, for explanations
 
 
-def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(the language's version patterns as one regex, what may not follow a version)."""
+def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str] | None]:
+    """(the language's version patterns as one regex, what may not follow a version, what
+    may not precede one: a name whose number is part of it, ``numbered_names``)."""
     hit = _PATTERNS.get(lang)
     if hit is None:
         language = get_language(lang)
@@ -76,7 +78,7 @@ def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
         after = r"\s*%|-(?!" + _TAGS + r")[^\W\d_]"
         if words:
             after += r"|\s{1,3}(?:" + "|".join(words) + r")(?!\w)"
-        hit = _PATTERNS[lang] = (version, re.compile(after, re.IGNORECASE))
+        hit = _PATTERNS[lang] = (version, re.compile(after, re.IGNORECASE), language.numbered)
         if len(_PATTERNS) > 16:
             _PATTERNS.clear()
     return hit
@@ -84,7 +86,7 @@ def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def find_versions(text: str, lang: str = "en") -> list[str]:
     """The version numbers ``text`` names ("API v2 rate limits" -> ["2"]), in order."""
-    version, after = _patterns(lang)
+    version, after, named = _patterns(lang)
     out: list[str] = []
     for m in version.finditer(text):
         s, e = m.span()
@@ -92,10 +94,13 @@ def find_versions(text: str, lang: str = "en") -> list[str]:
             continue
         if after.match(text, e):
             continue
+        if named is not None and named.search(text, max(0, s - 80), s):
+            continue  # part of a name ("python 3.11", "python 3.7, 3.8 and 3.9"): its subject, not a version
         nums = _NUMBER.findall(m.group(0))
         if not nums:
             continue
-        num = nums[0]
+        # a Debian epoch ("1:9.2p1-2") orders packagings, not releases: the version follows it
+        num = nums[1] if len(nums) > 1 and _EPOCH.match(m.group(0)) else nums[0]
         parts = num.split(".")
         if len(parts) == 3 and any(len(p) == 4 and p[:2] in ("19", "20") for p in (parts[0], parts[2])):
             continue  # a dotted date ("2024.01.05", "01.10.2024"), not a version
@@ -103,12 +108,12 @@ def find_versions(text: str, lang: str = "en") -> list[str]:
     return out
 
 
-def _key(num: str) -> tuple[tuple[int, ...], int]:
+def _key(num: str, line: bool = False) -> tuple[tuple[int, ...], int]:
     """(the parts without trailing zeros, the parts of the line it names or 0): a version
     written with one part or ending in ".x" names a line ("2" -> ((2,), 1), "2.4.x" ->
-    ((2, 4), 2)); one with more parts a release ("2.0" -> ((2,), 0))."""
+    ((2, 4), 2)); one with more parts a release ("2.0" -> ((2,), 0)), or a line when ``line``
+    ("the newest 1.3" -> ((1, 3), 2))."""
     parts: list[int] = []
-    line = False
     for p in num.lower().split("."):
         if p == "x":
             line = True
@@ -139,19 +144,21 @@ def _relation(q: tuple[tuple[int, ...], int], p: tuple[tuple[int, ...], int]) ->
     return -1 if _pad(pa, n) < _pad(qa, n) else 1
 
 
-def versions_of(text: str, relation: str = "same", lang: str = "en") -> AskedVersions | None:
-    """The versions ``text`` names as an :class:`AskedVersions` with ``relation``; None for none."""
+def versions_of(text: str, relation: str = "same", lang: str = "en", lines: bool = False) -> AskedVersions | None:
+    """The versions ``text`` names as an :class:`AskedVersions` with ``relation`` (each a line
+    with ``lines``); None for none."""
     nums = find_versions(text, lang)
     if not nums:
         return None
-    keys = tuple(dict.fromkeys(_key(n) for n in nums))
+    keys = tuple(dict.fromkeys(_key(n, lines) for n in nums))
     return AskedVersions(keys=keys, relation=relation, text=", ".join(dict.fromkeys(nums)))
 
 
 def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
     """The versions of a question: those of its anchor with the anchor's relation ("after the
-    3.0 release" -> after 3.0), else every version it names ("in the API 2.0 release" -> 2.0);
-    None when it names none."""
+    3.0 release" -> after 3.0), else every version it names ("in the API 2.0 release" -> 2.0;
+    as lines when the question asks for the newest of them: "the newest sqlalchemy 1.3" holds
+    1.3.24); None when it names none."""
     lang = intent.lang or "en"
     out = None if intent.anchor is None else versions_of(intent.anchor.text, intent.anchor.relation, lang)
     if out is not None:
@@ -161,7 +168,7 @@ def asked_versions(query: str, intent: Intent) -> AskedVersions | None:
     for sp in intent.spans:
         if sp.kind != "version" and not sp.kind.endswith("_anchor") and query[sp.start:sp.end] == sp.text:
             text = text[:sp.start] + " " * (sp.end - sp.start) + text[sp.end:]
-    return versions_of(text, "same", lang)
+    return versions_of(text, "same", lang, lines=intent.mode == "recent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,8 +316,9 @@ def fingerprint(lang: str) -> str:
     (another chronorank that reads versions differently reads the leads again)."""
     import hashlib
 
-    version, after = _patterns(lang)
-    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}".encode()).hexdigest()[:16]
+    version, after, named = _patterns(lang)
+    also = "" if named is None else named.pattern
+    return hashlib.sha256(f"{version.pattern}\x00{after.pattern}\x00{_NUMBER.pattern}\x00{_EPOCH.pattern}\x00{also}".encode()).hexdigest()[:16]
 
 
 def lead_versions(snap: Any, lang: str, rows: np.ndarray | None = None) -> LeadVersions:
@@ -515,6 +523,7 @@ def text_conflicts(query: str, intent: Intent, texts: Sequence[str] | None) -> C
         return conflicts(rows, None, asked, lang)
 
     return bad
+
 
 
 def conflict_note(text: str, asked: AskedVersions, lang: str) -> str:

@@ -107,7 +107,8 @@ def _when_from_match(
                 year -= 1
         y1, m1 = cal.add_months(year, m0, length)
         return _mk(cal.ts(year, m0), cal.ts(y1, m1), unit, explicit)
-    month = _month(lang, g)
+    named = lang.holidays.get(" ".join((g.get("w_holiday") or "").lower().split()))
+    month = named[0] if named else _month(lang, g)
     if month is None:
         return None
     if unit == "month":
@@ -117,7 +118,7 @@ def _when_from_match(
         return _mk(cal.ts(year, month), cal.ts(y1, m1), unit, explicit)
     # a day
     day_s = g.get("w_day") or g.get("w_dd")
-    day = int(day_s) if day_s else None
+    day = named[1] if named else int(day_s) if day_s else None
     if day is None:
         return None
     if year is None:
@@ -274,6 +275,12 @@ def _h_anchor(c: _Match) -> _Hit | None:  # before_anchor, after_anchor
     # "before the v2 change", "since the migration to OAuth", "after the July 2023 update"
     text = " ".join((c.group("anchor") or "").split())
     relation = "before" if c.kind == "before_anchor" else "after"
+    try:
+        subject_end = c.m.end(f"p{c.idx}_word")  # "upgrading <itsdangerous> from 2.0": the subject
+    except IndexError:
+        subject_end = -1
+    if subject_end > c.s:
+        c.s = subject_end + len(c.query[subject_end:c.e]) - len(c.query[subject_end:c.e].lstrip())
     w = _date_inside(c.lang, text, c.now)
     if w is not None:  # an event named with its date: the date is the anchor
         iv = _iv(-math.inf, w.start) if relation == "before" else _iv(w.start, max(c.now, w.start))
@@ -426,6 +433,14 @@ def _asks_newest(lang: Language, text: str, recent: list[_Hit], period: Interval
     return any(pat.search(text[h.start:h.end]) is not None for h in recent)
 
 
+def _newest_of_line(lang: Language, text: str, specific: list[_Hit]) -> bool:
+    """A superlative ("newest", "final", "last") next to versions only: the question asks for
+    the newest release of the line they name, not for the release they name."""
+    pat = lang.lexicon.get("newest_of_line")
+    return (pat is not None and all(h.kind == "version" and h.interval is None for h in specific)
+            and pat.search(text) is not None)
+
+
 def _has_cue(lang: Language, text: str, classes: tuple[str, ...]) -> bool:
     return any(c in lang.lexicon and lang.lexicon[c].search(text) is not None for c in classes)
 
@@ -523,6 +538,9 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     elif by["range"]:
         mode, sens, target = "range", S_EXPLICIT, by["range"][0].interval
         anchor = by["range"][0].anchor
+    elif strong_specific and _newest_of_line(lang, text, strong_specific):
+        # "the newest 12.x", "final flask 1.x release": the newest release of that line
+        mode, sens = "recent", S_RECENT
     elif strong_specific:
         mode = "specific"
         named = [h for h in strong_specific if h.interval is not None]

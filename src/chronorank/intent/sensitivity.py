@@ -79,8 +79,8 @@ _MOVING_KINDS = frozenset({"relative", "past_n", "ago", "day", "ytd"})
 
 
 # cue classes already seen as expression kinds ("recent" hits) or contained in one; "lookup"
-# decides the mode only (rules._parse), the shipped model never saw it
-_SKIP_CUES = frozenset({"recent", "newest", "lookup"})
+# and "newest_of_line" decide the mode only (rules._parse), the shipped model never saw them
+_SKIP_CUES = frozenset({"recent", "newest", "newest_of_line", "lookup"})
 
 
 _BUCKETS: dict[str, int] = {}  # feature name -> bucket, memoised (words repeat across queries)

@@ -15,7 +15,10 @@ needs the corpus, in extra keyword requests made only for the questions that nee
 - an acronym is spelled out as the corpus spells it (``spell_acronyms``), the phrase found
   over the candidate pool of the question as asked (its dense and keyword lanes): a
   pool-local estimate of the index's whole-corpus count, exact when the pool holds every
-  document that writes the acronym or its phrase -- one request.
+  document that writes the acronym or its phrase -- one request;
+- a name with its number glued on ("jinja2") also searched as the bare name when more of
+  that pool write the bare name (``glued_names``; the index counts the whole corpus) -- the
+  same request, shared with the acronyms'.
 
 Without the client fallback an undated anchor turns time off
 (:func:`chronorank.temporal.without_undated_anchor`): a server-side search stays one engine
@@ -24,13 +27,21 @@ query plus its probe.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from chronorank.index.query_prep import anchor_subject, spell_acronyms, subject_mask, subject_words
+from chronorank.index.query_prep import (
+    GLUED,
+    anchor_subject,
+    glued_names,
+    spell_acronyms,
+    subject_mask,
+    subject_words,
+)
 from chronorank.index.text import acronym_expansion, query_acronyms
 from chronorank.intent.rules import anchor_terms, keyword_text
 from chronorank.stores.config import Lanes
@@ -76,11 +87,21 @@ def store_query(pq: PreparedQuery, search: Search, lanes: Lanes, *, raw: bool = 
         else:
             intent = without_undated_anchor(intent)
     spelled = topical
+    texts: list[str] | None = None
     if client and query_acronyms(topical):
         texts = _pool_texts(topical, search, lanes, vector)
-        spelled = spell_acronyms(topical, lambda acr: acronym_expansion(acr, texts))
+        spelled = spell_acronyms(topical, lambda acr: acronym_expansion(acr, texts or []))
+    if client and GLUED.search(topical):
+        pool = texts if texts is not None else _pool_texts(topical, search, lanes, vector)
+        spelled = glued_names(spelled, lambda bare, glued: _docs_with(bare, pool) > _docs_with(glued, pool))
     intent = replace(intent, topical_query=topical)
     return StoreQuery(intent, spelled, keyword_text(spelled, intent.lang), line)
+
+
+def _docs_with(word: str, texts: list[str]) -> int:
+    """How many of ``texts`` write ``word`` as a word (the pool's estimate of its document frequency)."""
+    pat = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+    return sum(1 for t in texts if pat.search(t))
 
 
 def _plain(text: str) -> Intent:

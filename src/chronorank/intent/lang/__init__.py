@@ -10,6 +10,8 @@ language-neutral forms (ISO dates, version numbers) merged into every language.
 A language file holds (all keys optional except ``code``):
 
 - ``detect``: ``letters`` (a regex character-class body, e.g. ``"a-z"``) and ``stopwords``.
+- ``holidays``: named days of the year (name -> [month, day]: "halloween" -> [10, 31]), read
+  as ``{holiday}`` in the day forms of ``when``.
 - ``months`` / ``seasons`` / ``numbers`` / ``ordinals`` / ``units`` / ``relatives`` /
   ``day_words``: word form -> value. List every inflected form ("марта", "марте").
 - ``articles``, ``prepositions``: dropped from the topical query when left dangling.
@@ -31,8 +33,12 @@ A language file holds (all keys optional except ``code``):
 - ``quantity_words``: regex fragments for words that make a number after them a quantity,
   not a version ("2.9 million", "7.0 magnitude"): the index's version-conflict rule
   (:mod:`chronorank.index.version_conflict`) skips such numbers.
+- ``numbered_names``: regex fragments for names whose number is part of the name ("python
+  3.11", "windows 11"): a number after one (or in a list after one: "python 3.7, 3.8 and 3.9")
+  is the question's subject, not a version (:mod:`chronorank.index.version_conflict`).
 - ``lexicon``: regex fragments per cue class: ``recent``, ``implicit_now``,
-  ``historical``, ``timeless``, ``howto``, ``newest``, ``lookup`` (a question asking which
+  ``historical``, ``timeless``, ``howto``, ``newest``, ``newest_of_line`` (a superlative that,
+  next to versions only, asks for the newest release of their line: "the final 1.x"), ``lookup`` (a question asking which
   release did something, or naming an advisory id: time off when no time expression decides).
 """
 
@@ -102,6 +108,7 @@ class Language:
     data: dict[str, Any]
     months: dict[str, int]
     seasons: dict[str, tuple[int, int]]
+    holidays: dict[str, tuple[int, int]]  # a named day -> (month, day): "halloween" -> (10, 31)
     numbers: dict[str, int]
     ordinals: dict[str, int]
     units: dict[str, str]
@@ -120,6 +127,9 @@ class Language:
     compiled: list[re.Pattern[str] | None]
     kinds: list[str]  # pattern index -> kind
     lexicon: dict[str, re.Pattern[str]]
+    #: a name whose number is part of it, ending where a number follows ("python ", "python
+    #: 3.7, "): search it over the text before a number (``numbered_names``)
+    numbered: re.Pattern[str] | None
     stem_masks: dict[int, dict[str, int]]  # stem length -> stem -> bitmask of patterns
     digit_mask: int  # patterns that may start at a number
     anyword_mask: int  # patterns that may start at any word followed by a number
@@ -288,6 +298,7 @@ def _placeholders(lang: dict[str, Any], units_alt: str) -> dict[str, str]:
         "year": r"(?<![\d,])(?:1\d{3}|2\d{3})(?!\d|\.\d|,\d)",
         "month": words("months") + r"(?!\w)",
         "season": words("seasons") + r"(?!\w)",
+        "holiday": words("holidays") + r"(?!\w)",
         "day": r"(?<!\d)(?:[12]\d|3[01]|0?[1-9])(?!\d)",
         "dd": r"(?<!\d)(?:[12]\d|3[01]|0?[1-9])(?!\d)",
         "mm": r"(?<!\d)(?:1[0-2]|0?[1-9])(?!\d)",
@@ -370,6 +381,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
     kinds: list[str] = []
     tables = {
         "month": data.get("months") or {}, "season": data.get("seasons") or {},
+        "holiday": data.get("holidays") or {},
         "num": data.get("numbers") or {}, "ord": data.get("ordinals") or {},
         "unit": units, "rel": data.get("relatives") or {}, "dayword": data.get("day_words") or {},
         "edition": {w: 1 for w in data.get("edition_words") or []},
@@ -393,7 +405,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         used = [tables[n] for n in names if n in tables]
         if names & {"when", "date", "bare"}:
             texts.append(when_literals)
-            used += [tables["month"], tables["season"], tables["ord"]]
+            used += [tables["month"], tables["season"], tables["ord"], tables["holiday"]]
         for w in _literals(texts, used, literal_memo):
             stem_masks.setdefault(len(w), {}).setdefault(w, 0)
             stem_masks[len(w)][w] |= 1 << i
@@ -406,6 +418,11 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         for k, v in lexicon_raw.items()
         if k != "recent" and v
     }
+    numbered_words = [str(w) for w in data.get("numbered_names") or []]
+    # the name, then maybe a list of its numbers ("python 3.7, 3.8 and 3.9")
+    numbered = compile_cached(
+        r"(?<!\w)(?:" + "|".join(numbered_words) + r")\s{0,2}(?:\d[\d.x]*(?:\s*,\s*|\s+(?:and|or|to|и|или|до)\s+|\s*[-/]\s*))*$",
+        re.IGNORECASE) if numbered_words else None
     letters, detect_weight, stopwords = _detector(data)
     triggers = data.get("triggers")
     trig_re = None
@@ -418,6 +435,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         data=data,
         months=lw("months"),
         seasons={str(k).lower(): (int(v[0]), int(v[1])) for k, v in (data.get("seasons") or {}).items()},
+        holidays={str(k).lower(): (int(v[0]), int(v[1])) for k, v in (data.get("holidays") or {}).items()},
         numbers=lw("numbers"),
         ordinals=lw("ordinals"),
         units=units,
@@ -436,6 +454,7 @@ def _compile_unchecked(code: str, data: dict[str, Any], common: dict[str, Any]) 
         compiled=[None] * len(sources),
         kinds=kinds,
         lexicon=lexicon,
+        numbered=numbered,
         stem_masks={n: stem_masks[n] for n in sorted(stem_masks)},
         digit_mask=digit_mask,
         anyword_mask=anyword_mask,
