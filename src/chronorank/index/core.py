@@ -1448,6 +1448,11 @@ POOL_MIN_ROWS = 1024
 #: Documents the pool takes besides: about this many newest (relative recency), and the best
 #: by dense cosine and by lead (the topic rule's floors).
 POOL_EXTRA = 64
+#: The first pool takes the anchors' competitors (``_exact_pool``) while its similarity cut
+#: holds at most this many documents: above it the 1.5-3x wider pool costs as much CPU as the
+#: second pool it saves (CPU time beyond the mat-vec, the mode queries of benchmarks/index_speed.py:
+#: 1M recent / as_of p50 +6% / +10% with it, 100k -7% to -11%).
+POOL_WIDEN_ROWS = 4 * POOL_MIN_ROWS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1510,7 +1515,10 @@ def _exact_pool(
     given the corpus's anchor (relative recency), ranks as the corpus. The pool: the fused
     similarities above a cut (at most the topic cut, and a ``POOL_SHARE`` of the corpus), the
     cosines and leads at or above their floor x about their ``POOL_EXTRA``-th best, and the
-    ``POOL_EXTRA`` newest documents at the reference time. ``_pool_holds`` checks the proof
+    ``POOL_EXTRA`` newest documents at the reference time; with relative recency, when it keeps
+    a small pool (``POOL_WIDEN_ROWS``) within 3x, the similarity cut goes down to
+    ``_anchor_cut``'s for the documents likely on topic, so that their anchors are proven at
+    once. ``_pool_holds`` checks the proof
     after the pool is scored. Not for what needs the whole corpus: version chains (group key),
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
@@ -1572,7 +1580,7 @@ def _exact_pool(
             if calibrated and name == "lead":  # the lead's near tier, as the fused one's above
                 tiny = np.nextafter(dt.type(0), dt.type(1))
                 below = floor * float(x.max())
-                xk = dt.type(x_kth)  # compared in x's dtype, as _best_under compares x
+                xk = x.dtype.type(x_kth)  # compared in x's dtype, as _best_under compares x
                 u = None if bool(c <= xk) and bool(xk < below) else _best_under(x, hit, below, tiny)
                 if u is not None and dt.type(u) < c:
                     c = dt.type(u)
@@ -1587,31 +1595,32 @@ def _exact_pool(
             # that keeps it small: their anchors are then proven by this pool, not a second one
             # (``_anchor_cut``; ``_pool_holds`` checks it as ever). An as-of question judges "the
             # best" among the documents that exist at its date.
-            judged = tplan.marks_not_yet_valid and latest >= tplan.reference_time
-            best = top
-            if judged:
-                mr = np.flatnonzero(mask)
-                ok = start[mr] < tplan.reference_time
-                best = float(sim[mr[ok]].max()) if ok.any() else top
-            least = cut * best  # on topic by the fused similarity: at least this
-            if extra is not None:
-                hr = np.flatnonzero(extra)
-                sub = hr[start[hr] < tplan.reference_time] if judged else hr
-                near = np.zeros(hr.shape[0], dtype=bool)
-                for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
-                    if name in cuts and floor is not None:
-                        x_best = float(signals[name][sub].max(initial=0.0))
-                        np.logical_or(near, signals[name][hr] >= floor * x_best, out=near)
-                if near.any():
-                    least = min(least, float(sim[hr[near]].min()))
-            e = np.array([top, low, least])
-            if flatten and cfg.topical_margin is not None:
-                e = _flatten_top(e, cfg.topical_margin, cfg.tie_break)
-            t = _competitor_cut(float(e[2]), float(e[0]), float(e[1]), top, cfg, ratio, flatten)
-            if 0 < t < v:
-                wide = sim >= t
-                if int(np.count_nonzero(wide)) <= 3 * max(int(np.count_nonzero(mask)), POOL_MIN_ROWS):
-                    mask, v = wide, t
+            if n * POOL_SHARE <= POOL_WIDEN_ROWS:
+                judged = tplan.marks_not_yet_valid and latest >= tplan.reference_time
+                best = top
+                if judged:
+                    mr = np.flatnonzero(mask)
+                    ok = start[mr] < tplan.reference_time
+                    best = float(sim[mr[ok]].max()) if ok.any() else top
+                least = cut * best  # on topic by the fused similarity: at least this
+                if extra is not None:
+                    hr = np.flatnonzero(extra)
+                    sub = hr[start[hr] < tplan.reference_time] if judged else hr
+                    near = np.zeros(hr.shape[0], dtype=bool)
+                    for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
+                        if name in cuts and floor is not None:
+                            x_best = float(signals[name][sub].max(initial=0.0))
+                            np.logical_or(near, signals[name][hr] >= floor * x_best, out=near)
+                    if near.any():
+                        least = min(least, float(sim[hr[near]].min()))
+                e = np.array([top, low, least])
+                if flatten and cfg.topical_margin is not None:
+                    e = _flatten_top(e, cfg.topical_margin, cfg.tie_break)
+                t = _competitor_cut(float(e[2]), float(e[0]), float(e[1]), top, cfg, ratio, flatten)
+                if 0 < t < v:
+                    wide = sim >= t
+                    if int(np.count_nonzero(wide)) <= 3 * max(int(np.count_nonzero(mask)), POOL_MIN_ROWS):
+                        mask, v = wide, t
             ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
             smp = start[:: max(1, n // POOL_SAMPLE)]
             smp = smp[smp <= ref]
