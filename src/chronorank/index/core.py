@@ -1321,6 +1321,11 @@ POOL_MIN_ROWS = 1024
 #: Documents the pool takes besides: about this many newest (relative recency), and the best
 #: by dense cosine and by lead (the topic rule's floors).
 POOL_EXTRA = 64
+#: The first pool takes the anchors' competitors (``_exact_pool``) while its similarity cut
+#: holds at most this many documents: above it the 1.5-3x wider pool costs as much CPU as the
+#: second pool it saves (CPU time beyond the mat-vec, the mode queries of benchmarks/index_speed.py:
+#: 1M recent / as_of p50 +6% / +10% with it, 100k -7% to -11%).
+POOL_WIDEN_ROWS = 4 * POOL_MIN_ROWS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1383,7 +1388,10 @@ def _exact_pool(
     given the corpus's anchor (relative recency), ranks as the corpus. The pool: the fused
     similarities above a cut (at most the topic cut, and a ``POOL_SHARE`` of the corpus), the
     cosines and leads at or above their floor x about their ``POOL_EXTRA``-th best, and the
-    ``POOL_EXTRA`` newest documents at the reference time. ``_pool_holds`` checks the proof
+    ``POOL_EXTRA`` newest documents at the reference time; with relative recency, when it keeps
+    a small pool (``POOL_WIDEN_ROWS``) within 3x, the similarity cut goes down to
+    ``_anchor_cut``'s for the documents likely on topic, so that their anchors are proven at
+    once. ``_pool_holds`` checks the proof
     after the pool is scored. Not for what needs the whole corpus: version chains (group key),
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
@@ -1409,7 +1417,8 @@ def _exact_pool(
         top = float(sim.max())
         if not top > 0:  # NaN too: the whole corpus says which document is not finite
             return None
-        v = min(_sample_kth(sim, max(POOL_MIN_ROWS, int(n * POOL_SHARE))), cut * top)
+        kth = _sample_kth(sim, max(POOL_MIN_ROWS, int(n * POOL_SHARE)))  # an entry of sim
+        v = min(kth, cut * top)
         if intent.mode == "timeless" and not intent.spans:
             v = min(v, (cfg.topical_margin or 0.5) * top)  # _title_chains reads those documents
         if lower is not None:
@@ -1418,7 +1427,8 @@ def _exact_pool(
             return None
         mask = sim >= v
         if calibrated:  # the near tier's steps end at the best match under the cut: the pool holds it
-            u = _best_under(sim, mask, cut * top, -math.inf)
+            # (``kth``, in the cut, under ``cut * top``: that maximum is at least the cut, unread)
+            u = None if kth < cut * top else _best_under(sim, mask, cut * top, -math.inf)
             if u is not None and u < v:
                 v = u
                 if not v > 0:
@@ -1432,7 +1442,8 @@ def _exact_pool(
             if x is None or floor is None:
                 continue
             dt = np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
-            want = floor * _sample_kth(x, POOL_EXTRA)
+            x_kth = _sample_kth(x, POOL_EXTRA)  # an entry of x
+            want = floor * x_kth
             c = dt.type(want)
             if float(c) > want:
                 c = np.nextafter(c, dt.type(-np.inf))
@@ -1441,14 +1452,48 @@ def _exact_pool(
             hit = np.greater_equal(x, c)
             if calibrated and name == "lead":  # the lead's near tier, as the fused one's above
                 tiny = np.nextafter(dt.type(0), dt.type(1))
-                u = _best_under(x, hit, floor * float(x.max()), tiny)
+                below = floor * float(x.max())
+                xk = x.dtype.type(x_kth)  # compared in x's dtype, as _best_under compares x
+                u = None if bool(c <= xk) and bool(xk < below) else _best_under(x, hit, below, tiny)
                 if u is not None and dt.type(u) < c:
                     c = dt.type(u)
                     hit = np.greater_equal(x, c)
             extra = hit if extra is None else np.logical_or(extra, hit, out=extra)
             cuts[name] = float(c)
         newest = {}
-        if tcfg.relative_recency is not None and tplan.mode in ("recent", "as_of", "range"):
+        ratio = tcfg.relative_recency
+        if ratio is not None and tplan.mode in ("recent", "as_of", "range"):
+            # the competitors of the pooled documents likely on topic (the similarity cut's, and
+            # the floors' documents at their floor x the best) in the pool from the start, when
+            # that keeps it small: their anchors are then proven by this pool, not a second one
+            # (``_anchor_cut``; ``_pool_holds`` checks it as ever). An as-of question judges "the
+            # best" among the documents that exist at its date.
+            if n * POOL_SHARE <= POOL_WIDEN_ROWS:
+                judged = tplan.marks_not_yet_valid and latest >= tplan.reference_time
+                best = top
+                if judged:
+                    mr = np.flatnonzero(mask)
+                    ok = start[mr] < tplan.reference_time
+                    best = float(sim[mr[ok]].max()) if ok.any() else top
+                least = cut * best  # on topic by the fused similarity: at least this
+                if extra is not None:
+                    hr = np.flatnonzero(extra)
+                    sub = hr[start[hr] < tplan.reference_time] if judged else hr
+                    near = np.zeros(hr.shape[0], dtype=bool)
+                    for name, floor in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor)):
+                        if name in cuts and floor is not None:
+                            x_best = float(signals[name][sub].max(initial=0.0))
+                            np.logical_or(near, signals[name][hr] >= floor * x_best, out=near)
+                    if near.any():
+                        least = min(least, float(sim[hr[near]].min()))
+                e = np.array([top, low, least])
+                if flatten and cfg.topical_margin is not None:
+                    e = _flatten_top(e, cfg.topical_margin, cfg.tie_break)
+                t = _competitor_cut(float(e[2]), float(e[0]), float(e[1]), top, cfg, ratio, flatten)
+                if 0 < t < v:
+                    wide = sim >= t
+                    if int(np.count_nonzero(wide)) <= 3 * max(int(np.count_nonzero(mask)), POOL_MIN_ROWS):
+                        mask, v = wide, t
             ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
             smp = start[:: max(1, n // POOL_SAMPLE)]
             smp = smp[smp <= ref]
@@ -1545,11 +1590,20 @@ def _anchor_cut(
     bad = res.unsure & on_topic & res.keep
     if not bad.any():
         return None
-    t = ratio * float(sim[bad].min()) - 2.0 * (float(sim.max()) - sel.info.low) / (ANCHOR_BINS - 1)
-    if flatten and cfg.topical_margin is not None:
-        t = sel.top * t / ((1.0 - cfg.tie_break) / cfg.topical_margin + cfg.tie_break)
-    t *= 1.0 - 1e-9
+    t = _competitor_cut(float(sim[bad].min()), float(sim.max()), sel.info.low, sel.top, cfg, ratio, flatten)
     return t if 0 < t < sel.sim_cut else None
+
+
+def _competitor_cut(
+    least: float, hi: float, lo: float, top: float, cfg: IndexConfig, ratio: float, flatten: bool,
+) -> float:
+    """``_anchor_cut``'s cut for documents whose similarity (as the temporal layer sees it,
+    flattened or not) is at least ``least``; ``hi`` / ``lo``: the highest and lowest of the
+    corpus in those units, ``top``: its best fused similarity."""
+    t = ratio * least - 2.0 * (hi - lo) / (ANCHOR_BINS - 1)
+    if flatten and cfg.topical_margin is not None:
+        t = top * t / ((1.0 - cfg.tie_break) / cfg.topical_margin + cfg.tie_break)
+    return t * (1.0 - 1e-9)
 
 
 def _top_k(score: np.ndarray, k: int, time: np.ndarray, ids: Sequence[Any]) -> np.ndarray:
