@@ -71,11 +71,13 @@ from chronorank.ranking import across_boundary as _across_boundary
 from chronorank.ranking import burst_scale as _burst_scale
 from chronorank.ranking import current_event as _current_event
 from chronorank.ranking import cut_margin as _cut_margin
+from chronorank.ranking import flatten_margin as _flatten_margin
 from chronorank.ranking import flatten_top as _flatten_top
 from chronorank.ranking import kth_largest as _kth_largest
 from chronorank.ranking import may_be_current as _may_be_current
 from chronorank.ranking import open_side as _open_side
 from chronorank.ranking import sample_kth as _sample_kth
+from chronorank.ranking import sectioned as _sectioned
 from chronorank.ranking import series_key as _series_key
 from chronorank.ranking import shape_factor as _shape_factor
 from chronorank.ranking import shaped as _shaped
@@ -382,6 +384,9 @@ class TemporalIndex:
         signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
         cols = _Columns.of(snap, signals, cfg, rows)
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
+        if flatten and cfg.topical_margin is not None and _sectioned(_titles(snap, cols.rows), cols.times, cols.sim):
+            # a page recorded in sections: every flattening of this query ties its near tier only
+            cfg = cfg.replace(topical_margin=_flatten_margin(cols.sim, cfg.topical_margin))
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
                    flatten=flatten, event_row=event_row, anchor_line=anchor_line,
                    asked=asked_versions(query, intent) if cut is not None else None, calibrated=short)
@@ -1172,13 +1177,18 @@ def _title_chains(
     """
     if asks_past(intent.query, intent.lang):
         return None
+    return title_chains(_titles(snap, rows), sim, times, margin, intent)
+
+
+def _titles(snap: _Snapshot, rows: np.ndarray | None) -> np.ndarray:
+    """The rows' title codes (equal leads, as index terms), remembered per index state."""
     if snap.titles is None:
         if snap.title_sums is None:
             if snap.lead_len is None:
                 snap.lead_len = lead_lengths(snap.records.texts)
             snap.title_sums = _lead_sums(snap.term_ids, snap.term_ptr, snap.lead_len)
         snap.titles, snap.title_index = title_codes(*snap.title_sums)
-    return title_chains(snap.titles if rows is None else snap.titles[rows], sim, times, margin, intent)
+    return snap.titles if rows is None else snap.titles[rows]
 
 
 def _anchor_subject(topical: str, intent: Intent) -> str:

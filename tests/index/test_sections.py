@@ -1,0 +1,105 @@
+"""Issue 29: a page recorded in sections (one title and one date for all of them) -- its title
+says which page, not which section, so time orders only the sections about the question.
+
+Through the Python API and through ``chronorank index`` / ``chronorank search`` on a small
+corpus written here (the default MiniLM index).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from chronorank.cli import main
+from chronorank.index import TemporalIndex
+from chronorank.ranking import flatten_margin, sectioned
+
+NOW = "2025-09-01"
+
+_BODIES = {
+    "refunds": "Refunds are issued within 14 days of a cancelled order, to the card used for the purchase.",
+    "cookies": "We set cookies to keep you signed in and to remember your language.",
+    "accounts": "You need an account to order; keep your password secret and tell us about misuse.",
+    "deliveries": "Parcels ship within two working days; tracking links arrive by email.",
+    "warranty": "Devices carry a two-year warranty against manufacturing defects.",
+}
+
+
+def _section(name: str, date: str, body: str | None = None) -> dict[str, str]:
+    return {"id": f"acme-terms#{name}@{date}", "date": date,
+            "text": f"Acme Shop Terms of Sale. {name.capitalize()}. {body or _BODIES[name]}"}
+
+
+SECTIONS = [
+    *[_section(n, "2025-01-10") for n in _BODIES],  # the page as first recorded, in sections
+    _section("refunds", "2025-03-02", "Refunds are issued within 30 days of a cancelled order, to the card used "
+                                      "for the purchase or as store credit."),
+    # siblings updated since: fresh, but about something else
+    _section("cookies", "2025-08-25", "We set cookies to keep you signed in, to remember your language and, "
+                                      "with your consent, to measure visits."),
+    _section("deliveries", "2025-08-28", "Parcels ship within one working day; tracking links arrive by email "
+                                         "and text message."),
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    idx = TemporalIndex()
+    idx.add(SECTIONS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def cli_path(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sections")
+    corpus = d / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(x) + "\n" for x in SECTIONS), encoding="utf-8")
+    assert main(["index", str(corpus), "--out", str(d / "idx")]) == 0
+    return d / "idx"
+
+
+def cli_ids(capsys, path, query, k=3):
+    capsys.readouterr()
+    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
+    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    # a fresh sibling section shares the page's title, not the question's subject
+    ("what do the Acme shop terms of sale say about refunds right now", "acme-terms#refunds@2025-03-02"),
+    ("what are the rules on refunds in the Acme shop terms currently", "acme-terms#refunds@2025-03-02"),
+])
+def test_a_fresh_sibling_section_is_not_lifted_above_the_asked_one(index, cli_path, capsys, query, want):
+    hits = index.search(query, k=3, now=NOW)
+    assert hits.ranked_ids[0] == want, hits.ranked_ids
+    assert cli_ids(capsys, cli_path, query)[0] == want
+
+
+def test_among_the_versions_of_one_section_time_decides(index, cli_path, capsys):
+    q = "what do the Acme shop terms of sale say about refunds right now"
+    hits = index.search(q, k=3, now=NOW)
+    # both refund versions lead, the newer first; the older one is a near-equal, not a sibling
+    assert hits.ranked_ids[:2] == ["acme-terms#refunds@2025-03-02", "acme-terms#refunds@2025-01-10"], hits.ranked_ids
+    assert cli_ids(capsys, cli_path, q, k=2) == hits.ranked_ids[:2]
+
+
+def test_sectioned_reads_one_title_and_one_date():
+    titles = np.array([0, 0, 0, 1, 1])
+    times = np.array([1.0, 1.0, 2.0, 1.0, 2.0])
+    # the best match (position 0) shares its title and its date with position 1: a page in sections
+    assert sectioned(titles, times, np.array([0.9, 0.5, 0.4, 0.3, 0.2]))
+    # the best match's title is shared only across dates: versions or releases, not sections
+    assert not sectioned(titles, times, np.array([0.1, 0.2, 0.3, 0.9, 0.5]))
+    assert not sectioned(np.array([-1, -1]), np.array([1.0, 1.0]), np.array([0.9, 0.5]))
+
+
+def test_flatten_margin_ties_the_near_tier_only():
+    # versions of one section (0.90, 0.88) stand a wide step above the siblings (0.55-0.50)
+    sim = np.array([0.90, 0.88, 0.55, 0.52, 0.50])
+    m = flatten_margin(sim, 0.5)
+    assert m == pytest.approx(0.88 / 0.90)
+    # a lone best match ties with nothing; a flat slope keeps the configured margin's floor
+    assert flatten_margin(np.array([0.9, 0.4, 0.38]), 0.5) == 1.0
+    assert flatten_margin(np.array([0.0, 0.0]), 0.5) == 0.5
