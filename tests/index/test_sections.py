@@ -103,3 +103,33 @@ def test_flatten_margin_ties_the_near_tier_only():
     # a lone best match ties with nothing; a flat slope keeps the configured margin's floor
     assert flatten_margin(np.array([0.9, 0.4, 0.38]), 0.5) == 1.0
     assert flatten_margin(np.array([0.0, 0.0]), 0.5) == 0.5
+
+
+def _rank_sections(dates: list[float]):
+    """rank() (the reranker's and the stores' path) over four sections of one page titled alike:
+    the asked one (best fused match), a fresh sibling whose lead and dense cosine equal it."""
+    from chronorank.kernels import get_kernel
+    from chronorank.ranking import Rules, rank
+    from chronorank.temporal import TemporalConfig
+    from chronorank.types import Intent
+
+    day = 86400.0
+    texts = ["Acme Terms. Refunds. Refunds within 30 days.", "Acme Terms. Cookies. We set cookies.",
+             "Acme Terms. Accounts. Keep your password.", "Acme Terms. Deliveries. Parcels ship fast."]
+    sim = np.array([0.9, 0.3, 0.25, 0.2])  # the siblings under the fused cut (0.5 x the best)
+    signals = {"bm25": np.array([9.0, 2.0, 1.5, 1.0]), "dense": np.array([0.8, 0.78, 0.5, 0.5]),
+               "lead": np.ones(4)}
+    intent = Intent(query="refunds now", mode="recent", target=None, time_sensitivity=1.0)
+    cfg = TemporalConfig(kernel=get_kernel("exponential(half_life_days=30)"))
+    return rank(sim, np.array(dates) * day, intent=intent, now=400 * day, config=cfg, rules=Rules(),
+                terms=3, signals=signals, texts=texts)
+
+
+def test_rank_a_page_in_sections_keeps_only_the_asked_section_on_topic():
+    # one title and one date for the page: the lead and dense floors name the page, not the section
+    r = _rank_sections([100.0, 100.0, 100.0, 399.0])
+    assert r.on_topic is not None and r.on_topic.tolist() == [True, False, False, False]
+    assert int(np.argmax(r.score)) == 0
+    # one title, every document its own date (releases, versions): the floors keep the sibling on topic
+    r = _rank_sections([100.0, 200.0, 300.0, 399.0])
+    assert r.on_topic is not None and r.on_topic.all()

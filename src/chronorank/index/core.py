@@ -81,6 +81,7 @@ from chronorank.ranking import sectioned as _sectioned
 from chronorank.ranking import series_key as _series_key
 from chronorank.ranking import shape_factor as _shape_factor
 from chronorank.ranking import shaped as _shaped
+from chronorank.ranking import topic_floors as _topic_floors
 from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
     ANCHOR_BINS,
@@ -384,12 +385,14 @@ class TemporalIndex:
         signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
         cols = _Columns.of(snap, signals, cfg, rows)
         intent, tplan, flatten = _time_plan(snap, cols, cfg, intent, now_s)
-        if flatten and cfg.topical_margin is not None and _sectioned(_titles(snap, cols.rows), cols.times, cols.sim):
+        sections = _sectioned(_titles(snap, cols.rows), cols.times, cols.sim)
+        if flatten and cfg.topical_margin is not None and sections:
             # a page recorded in sections: every flattening of this query ties its near tier only
             cfg = cfg.replace(topical_margin=_flatten_margin(cols.sim, cfg.topical_margin))
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, plan=tplan, cut=cut,
                    flatten=flatten, event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if cut is not None else None, calibrated=short)
+                   asked=asked_versions(query, intent) if cut is not None else None, calibrated=short or sections,
+                   sections=sections)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -827,7 +830,8 @@ class _Query:
     event_row: int  # the row of the anchor's event page, -1 for none
     anchor_line: str  # how the anchor was dated, for the explanation
     asked: AskedVersions | None = None  # the versions the question names (``conflicts_last``)
-    calibrated: bool = True  # the topic cut's near tier applies (a short question, ``_shaped``)
+    calibrated: bool = True  # the topic cut's near tier applies (a short question, ``_shaped``, or sections)
+    sections: bool = False  # the best match is a section of a page (``ranking.sectioned``): its near tier decides
 
 
 @dataclasses.dataclass(frozen=True)
@@ -924,10 +928,10 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
         # relative to the best demoted the right ones (dense-only as_of 0.867 -> 0.854)
         score, on_topic = topic_first(
             score, raw_sim, q.cut, res.keep, ~res.not_yet_valid,
-            others=[(signals[k], f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
-                    if k in signals],
+            others=_topic_floors(signals, cfg.topic_floor, cfg.topic_lead_floor, q.sections),
             outside=-math.inf if sel is None else sel.sim_cut,  # raw, as raw_sim (not flattened)
-            tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor else [],
+            tiers=[(signals["lead"], cfg.topic_lead_floor)] if "lead" in signals and cfg.topic_lead_floor
+            and not q.sections else [],
             calibrated=q.calibrated,
         )
         if cfg.version_floor is not None:
