@@ -133,3 +133,53 @@ def test_rank_a_page_in_sections_keeps_only_the_asked_section_on_topic():
     # one title, every document its own date (releases, versions): the floors keep the sibling on topic
     r = _rank_sections([100.0, 200.0, 300.0, 399.0])
     assert r.on_topic is not None and r.on_topic.all()
+
+
+PAGE = """Welcome to the Acme shop.
+
+# Refunds
+Refunds are issued within 30 days of a cancelled order.
+
+Cookies
+-------
+We set cookies to keep you signed in.
+
+**Deliveries**
+Parcels ship within one working day.
+
+# Empty
+"""
+
+
+def test_split_sections_cuts_a_page_at_its_headings():
+    from chronorank.sections import split_sections
+
+    docs = split_sections(PAGE, id="acme-terms", title="Acme Terms", date="2025-08-01", lang="en")
+    assert [d["id"] for d in docs] == ["acme-terms#preamble@2025-08-01", "acme-terms#refunds@2025-08-01",
+                                       "acme-terms#cookies@2025-08-01", "acme-terms#deliveries@2025-08-01"]
+    assert docs[1]["text"] == "Acme Terms. Refunds. Refunds are issued within 30 days of a cancelled order."
+    assert docs[0]["text"] == "Acme Terms. Welcome to the Acme shop."
+    assert {d["date"] for d in docs} == {"2025-08-01"} and {d["lang"] for d in docs} == {"en"}
+    assert docs[2]["section"] == "acme-terms#cookies"  # the same key in every recording: a version chain
+
+
+def test_split_sections_refuses_a_page_without_a_title():
+    from chronorank.errors import InvalidInput
+    from chronorank.sections import split_sections
+
+    with pytest.raises(InvalidInput, match="title"):
+        split_sections(PAGE, id="acme-terms", title="")
+
+
+def test_a_split_page_is_ranked_as_sections():
+    from chronorank.sections import split_sections
+
+    old = split_sections(PAGE, id="acme-terms", title="Acme Shop Terms of Sale", date="2025-01-10")
+    new = split_sections(PAGE.replace("one working day", "one working day, tracked by text message"),
+                         id="acme-terms", title="Acme Shop Terms of Sale", date="2025-08-28")
+    idx = TemporalIndex(group_key="section")
+    idx.add(old + [d for d in new if d["section"] == "acme-terms#deliveries"])
+    hits = idx.search("what do the Acme shop terms of sale say about refunds right now", k=3, now=NOW)
+    assert hits.ranked_ids[0] == "acme-terms#refunds@2025-01-10", hits.ranked_ids
+    hits = idx.search("what do the Acme shop terms of sale say about deliveries right now", k=3, now=NOW)
+    assert hits.ranked_ids[:2] == ["acme-terms#deliveries@2025-08-28", "acme-terms#deliveries@2025-01-10"]
