@@ -55,6 +55,7 @@ from chronorank.temporal import (
     TemporalResult,
     apply_temporal,
     median_of,
+    near_tier,
     topic_first,
     topic_gap,
     versions_first,
@@ -74,12 +75,14 @@ __all__ = [
     "current_event",
     "cut_margin",
     "first_versions",
+    "flatten_margin",
     "flatten_top",
     "lead_cut",
     "may_be_current",
     "open_side",
     "prepare",
     "rank",
+    "sectioned",
     "series_key",
     "shape_factor",
     "shaped",
@@ -295,6 +298,72 @@ def current_event(intent: Intent, tcfg: Any, scale: float) -> tuple[Intent, Any]
     if hl and short < hl and hasattr(kernel, "half_life_days") and dataclasses.is_dataclass(kernel) and not isinstance(kernel, type):
         changes["kernel"] = dataclasses.replace(kernel, half_life_days=short)
     return intent, dataclasses.replace(tcfg, **changes)
+
+
+def flatten_margin(sim: np.ndarray, margin: float) -> float:
+    """The flattening margin of one query: ``margin``, raised to the floor of the near tier
+    (:func:`chronorank.temporal.near_tier`, the documents above the widest step down from the
+    best match within ``margin`` x the best), and 1 (nothing ties) when the best match stands
+    alone above that step. Only documents about as good a match as the best one tie, so time
+    decides among near-equals and never lifts a clearly worse match to the best one's level.
+
+    The fixed margin tied every document within 0.5 x the best (0.5-0.75 for a question of 7-9
+    terms): where every section of a policy shares its page title, the title's match alone put
+    sibling sections in the tie, and the freshest won ("what are the rules on the changelog in
+    the AUP right now" -> another service's AUP, fused 0.54 against the changelog's 0.85).
+    Measured on policies-dev's train split (benchmarks/cross_domain.py, MiniLM; the dev split
+    is only reported): nDCG@10 0.417 -> 0.587; the other domains in :mod:`chronorank.index.config`.
+    Computed once per query over every candidate, so a pool and the whole corpus flatten alike.
+    """
+    live = sim > -np.inf
+    top = float(np.max(sim, where=live, initial=-np.inf)) if live.any() else 0.0
+    if not top > 0:
+        return margin
+    tier = near_tier(sim, live, margin)
+    if tier is None:
+        return 1.0
+    return max(margin, float(np.min(sim, where=tier & live, initial=top)) / top)
+
+
+#: :func:`sectioned` reads the titles of at most this many candidates sharing the best match's date
+SECTION_PEERS = 64
+
+
+def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, sim: np.ndarray) -> bool:
+    """Whether the best match is a section of a page: another candidate shares its title
+    (``titles_of(positions)``: a code per position, equal for equal leads, -1 for none; as
+    :func:`title_codes`) *and* its date. Versions of a page or releases of a project each have
+    their own date; a page recorded in sections has one title and one date for all of them, so
+    its title says which page, not which section (:func:`flatten_margin`). Only the candidates
+    dated as the best match are read, the ``SECTION_PEERS`` most similar of them."""
+    if not sim.size:
+        return False
+    best = int(np.argmax(sim))
+    when = times[best]
+    if not np.isfinite(when):
+        return False
+    same = np.flatnonzero(times == when)
+    if same.shape[0] < 2:
+        return False
+    if same.shape[0] > SECTION_PEERS:  # the best match is the most similar: always kept
+        same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
+    codes = np.asarray(titles_of(same))
+    code = codes[same == best][0]
+    return bool(code >= 0 and np.count_nonzero(codes == code) > 1)
+
+
+def topic_floors(
+    signals: Mapping[str, np.ndarray], dense: float | None, lead: float | None, sections: bool,
+) -> list[tuple[np.ndarray, float | None]]:
+    """The ``others`` of :func:`chronorank.temporal.topic_first`: the dense and lead floors,
+    none for a section of a page (:func:`sectioned`). Every section of a page shares its lead
+    (the page's title) and, in its embedding, the page's subject (the sections of one policy:
+    cosine 0.62-0.77 to one question), so either floor kept every sibling on topic and time
+    picked the freshest; the fused near tier alone decides there. policies-dev train (MiniLM):
+    0.572 -> 0.591 with the near tier for long questions too (``calibrated``)."""
+    if sections:
+        return []
+    return [(signals[k], f) for k, f in (("dense", dense), ("lead", lead)) if k in signals]
 
 
 def flatten_top(sim: np.ndarray, margin: float, tie_break: float) -> np.ndarray:
@@ -652,18 +721,23 @@ class Prepared:
     plan: TemporalPlan
     flatten: bool  # the topical cluster ties before time (``flatten_top``)
     stages: tuple[str, ...]  # "shape", "burst": those that ran
+    sections: bool = False  # the best match is a section of a page (``sectioned``): its near tier decides
 
 
 def prepare(
     sim: np.ndarray, times: np.ndarray, *, intent: Intent, now: float, config: Any, rules: Rules,
     terms: int | None = None, burst_cache: dict[Any, Any] | None = None,
+    titles_of: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Prepared:
     """The stages ``shape`` and ``burst`` and the ``flatten`` decision, over the candidates'
     fused similarity ``sim`` and ``times``: the rules scaled by the question's ``terms`` (None:
     a short question), the :class:`chronorank.temporal.TemporalPlan` of ``config``, made a
     current event's when the best matches crowd the last days, and whether the topical cluster
     is flattened before time. ``burst_cache``: the index's derived cache, when ``times`` are
-    every document's (:func:`burst_scale`)."""
+    every document's (:func:`burst_scale`). ``titles_of``: the title codes of positions
+    (:func:`title_codes`); with it a best match that is a section of a page (:func:`sectioned`)
+    flattens its near tier only (:func:`flatten_margin`) and the topic cut's near tier decides
+    for a question of any length (:func:`topic_floors`)."""
     stages: list[str] = []
     calibrated = terms is None or shape_factor(rules.short_query_terms, terms) == 1.0
     cut = rules.topical_margin if terms is None else cut_margin(rules, terms)
@@ -679,8 +753,14 @@ def prepare(
             stages.append("burst")
     flatten = (rules.topical_margin is not None and intent.mode in ("recent", "as_of", "range")
                and tplan.sensitivity > 0 and tplan.config.strength > 0)
+    sections = titles_of is not None and (flatten or cut is not None) and sectioned(titles_of, times, sim)
+    if sections:
+        calibrated = True
+        if flatten and rules.topical_margin is not None:
+            # computed once over every candidate, so a pool and the whole corpus flatten alike
+            rules = dataclasses.replace(rules, topical_margin=flatten_margin(sim, rules.topical_margin))
     return Prepared(rules=rules, cut=cut, calibrated=calibrated, intent=intent, plan=tplan, flatten=flatten,
-                    stages=tuple(stages))
+                    stages=tuple(stages), sections=sections)
 
 
 @dataclasses.dataclass
@@ -701,6 +781,11 @@ class Ranked:
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict stage
     kept: int = 0  # candidates the temporal layer keeps
     prepared: Prepared | None = None
+
+
+def _title_codes(texts: Sequence[str], tokens: int) -> np.ndarray:
+    """A code per text, equal for equal leads (first sentence, lower-cased words)."""
+    return _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[:tokens]) for x in texts])
 
 
 def _codes(keys: Sequence[str]) -> np.ndarray:
@@ -771,8 +856,14 @@ def rank(
     n = sim.shape[0]
     texts = None if texts is None else [str(x or "") for x in texts]
     # 1-2. shape, burst (and whether to flatten)
+    titles_of = None
+    if texts is not None:
+        cands = texts
+
+        def titles_of(pos: np.ndarray) -> np.ndarray:
+            return title_codes([cands[i] for i in pos.tolist()], rules.lead_tokens)
     prep = prepared if prepared is not None else prepare(
-        sim, times, intent=intent, now=now, config=config, rules=rules, terms=terms)
+        sim, times, intent=intent, now=now, config=config, rules=rules, terms=terms, titles_of=titles_of)
     rules, intent, tplan, cut = prep.rules, prep.intent, prep.plan, prep.cut
     stages = list(prep.stages)
     raw_sim = sim
@@ -805,10 +896,10 @@ def rank(
         sig = signals or {}
         score, on_topic = topic_first(
             score, raw_sim, cut, keep, ~res.not_yet_valid,
-            others=[(sig[k], f) for k, f in (("dense", rules.topic_floor), ("lead", rules.topic_lead_floor))
-                    if k in sig],
+            others=topic_floors(sig, rules.topic_floor, rules.topic_lead_floor, prep.sections),
             outside=outside,  # raw, as raw_sim (not flattened)
-            tiers=[(sig["lead"], rules.topic_lead_floor)] if "lead" in sig and rules.topic_lead_floor else [],
+            tiers=[(sig["lead"], rules.topic_lead_floor)] if "lead" in sig and rules.topic_lead_floor
+            and not prep.sections else [],
             calibrated=prep.calibrated,
         )
         stages.append("topic first")

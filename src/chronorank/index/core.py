@@ -83,6 +83,7 @@ from chronorank.ranking import open_side as _open_side
 from chronorank.ranking import sample_kth as _sample_kth
 from chronorank.ranking import series_key as _series_key
 from chronorank.ranking import shaped as _shaped
+from chronorank.ranking import title_codes as _text_title_codes
 from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
     ANCHOR_BINS,
@@ -383,8 +384,12 @@ class TemporalIndex:
         cols = _Columns.of(snap, signals, cfg, rows)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
-                       terms=terms, burst_cache=snap.derived if cols.rows is None else None)
+                       terms=terms, burst_cache=snap.derived if cols.rows is None else None,
+                       titles_of=lambda pos: _title_codes_of(snap, pos if cols.rows is None else cols.rows[pos],
+                                                             cfg.lead_tokens))
         intent = prep.intent
+        if prep.sections and prep.flatten:
+            cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line,
                    asked=asked_versions(query, intent) if prep.cut is not None else None)
@@ -1298,6 +1303,11 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     if sim is None or total == 0:
         raise InvalidInput("no similarity signal to fuse; enable dense_weight or keyword_weight.")
     return np.divide(sim, total, out=sim)
+
+
+def _title_codes_of(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> np.ndarray:
+    """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as the best match)."""
+    return _text_title_codes([snap.records[r]["text"] for r in doc_rows.tolist()], tokens)
 
 
 def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str]:
