@@ -40,6 +40,7 @@ from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
 from chronorank.index.query_prep import (
     anchor_subject,
+    dated_by_own_page,
     glued_names,
     spell_acronyms,
     subject_mask,
@@ -63,9 +64,7 @@ from chronorank.index.version_conflict import (
     asked_versions,
     conflict_note,
     conflicts,
-    naming,
     version_event,
-    versions_of,
 )
 from chronorank.intent.rules import anchor_terms, keyword_text
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
@@ -448,16 +447,7 @@ class TemporalIndex:
             # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
             # 2.0.0 of any project: the anchor is dated inside the question's subject
             match = np.where(within, match, 0.0)
-        asked = versions_of(intent.anchor.text, "same", intent.lang or "en")
-        if asked is not None:
-            # a version is dated by its own page (its lead names it: "pip 21.0."), not by an
-            # earlier page announcing it ("will be removed in pip 21.0")
-            hits = np.flatnonzero(match > 0)
-            own = naming(snap, asked, intent.lang or "en", hits)[hits]
-            if own.any():
-                keep = np.zeros(match.shape[0], dtype=bool)
-                keep[hits[own]] = True
-                match = np.where(keep, match, 0.0)
+        match = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)

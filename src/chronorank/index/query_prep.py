@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from chronorank.index.text import query_acronyms, query_weights
+from chronorank.index.version_conflict import naming, versions_of
 from chronorank.intent.rules import anchor_terms
 from chronorank.types import Intent
 
-__all__ = ["GLUED", "anchor_subject", "glued_names", "spell_acronyms", "subject_mask", "subject_words"]
+__all__ = ["GLUED", "anchor_subject", "dated_by_own_page", "glued_names", "spell_acronyms", "subject_mask", "subject_words"]
 
 #: A document is on the question's subject when its keyword match is at least this share of the best's.
 SUBJECT_SHARE = 0.5
@@ -85,3 +87,21 @@ def subject_mask(signals: Mapping[str, np.ndarray] | Iterable[np.ndarray], n: in
             total += np.asarray(v, dtype=np.float64) / top
     best = float(total.max()) if total.size else 0.0
     return None if best <= 0 else total >= SUBJECT_SHARE * best
+
+
+def dated_by_own_page(match: np.ndarray, anchor: str, lang: str, rows: Any) -> np.ndarray:
+    """A version anchor's keyword ``match`` kept to the documents whose lead names that version
+    ("pip 21.0."), when any does: a version is dated by its own page, not by an earlier page
+    announcing it ("will be removed in pip 21.0"). ``rows``: the documents as
+    :func:`chronorank.index.version_conflict.naming` reads them (the index's snapshot, or
+    ``TextRows`` of a store's matches), in ``match``'s order."""
+    asked = versions_of(anchor, "same", lang)
+    if asked is None:
+        return match
+    hits = np.flatnonzero(match > 0)
+    own = naming(rows, asked, lang, hits)[hits]
+    if not own.any():
+        return match
+    keep = np.zeros(match.shape[0], dtype=bool)
+    keep[hits[own]] = True
+    return np.where(keep, match, 0.0)

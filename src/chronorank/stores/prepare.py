@@ -37,12 +37,14 @@ import numpy as np
 from chronorank.index.query_prep import (
     GLUED,
     anchor_subject,
+    dated_by_own_page,
     glued_names,
     spell_acronyms,
     subject_mask,
     subject_words,
 )
 from chronorank.index.text import acronym_expansion, query_acronyms
+from chronorank.index.version_conflict import TextRows
 from chronorank.intent.rules import anchor_terms, keyword_text
 from chronorank.stores.config import Lanes
 from chronorank.temporal import PreparedQuery, resolve_anchor, without_undated_anchor
@@ -134,6 +136,10 @@ def _date_anchor(intent: Intent, subject: str, search: Search, pq: PreparedQuery
             within = np.fromiter((d in mine for d in ids), dtype=bool, count=len(ids))
             if (match[within] > 0).any():
                 match = np.where(within, match, 0.0)
+    if match.size:
+        texts = [str(p.get("text") or "") if isinstance(p, Mapping) else "" for p in found.payloads or ()]
+        if len(texts) == match.shape[0]:  # a version is dated by its own page, as the index dates it
+            match = dated_by_own_page(match, anchor.text, intent.lang or "en", TextRows(texts))
     return resolve_anchor(intent, match, start, pq.now, ids)
 
 
