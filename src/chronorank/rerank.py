@@ -353,16 +353,18 @@ class TemporalReranker:
                 raise InvalidInput(f"signals[{name!r}] has shape {v.shape}; give one value per candidate ({n}), or no signals")
         intent = self._intent(query, now_s)
         anchor_line = ""
-        event = -1
+        held: list[set[str]] | None = None
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line, event = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
+            intent, anchor_line, held = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         texts = self._texts(payloads)
+        conflicts, event = text_stages(query, intent, texts, t if vf is None else np.where(np.isnan(vf), t, vf),
+                                       held=held)
         ranked = rank(
             sim, t, intent=intent, now=now_s, config=self.config,
             # the burst stage compares the best matches with the whole collection: index only
             rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
-            texts=texts, live=ok, conflicts=_text_conflicts(query, intent, texts), event=event if event >= 0 else None,
+            texts=texts, live=ok, conflicts=conflicts, event=event,
             vectors=vec, signals=sig,
         )
         res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
@@ -386,37 +388,24 @@ class TemporalReranker:
     def _resolve_anchor(
         self, intent: Intent, payloads: Sequence[Any] | None, t: np.ndarray, vf: np.ndarray | None,
         now_s: float, ids: Sequence[Any],
-    ) -> tuple[Intent, str, int]:
+    ) -> tuple[Intent, str, list[set[str]] | None]:
         """Date "before / after <version or event>" by the candidates whose text names it: the
         share of the anchor's words each text contains (one pass, only for such queries). Also
-        returns the position of the anchor's event page (-1 for none), chosen as the index
-        chooses it (:func:`chronorank.ranking.anchor_event`, then the page announcing the
-        anchor's version: ``index.version_conflict.version_event``), by the words each text
-        holds instead of BM25 over a corpus."""
+        returns the words each text holds (:func:`text_stages` reads them again for the
+        anchor's event page)."""
         if intent.anchor is None:
-            return intent, "", -1
-        words = set(re.findall(r"\w+(?:\.\w+)*", anchor_terms(intent.anchor, intent.lang).lower()))
-        whole_words = words | set(re.findall(r"\w+(?:\.\w+)*", intent.anchor.text.lower()))
+            return intent, "", None
+        words, _ = _anchor_words(intent)
         texts = self._texts(payloads)
         n = t.shape[0]
         match = np.zeros(n)
-        named = whole = match
+        held = None
         if texts is not None and words:
-            held = [set(re.findall(r"\w+(?:\.\w+)*", str(x).lower())) for x in texts]
-            named = np.fromiter((len(words & h) for h in held), dtype=np.float64, count=n)
-            match = named / len(words)
-            whole = np.fromiter((len(whole_words & h) for h in held), dtype=np.float64, count=n)
+            held = _held_words(texts)
+            match = np.fromiter((len(words & h) for h in held), dtype=np.float64, count=n) / len(words)
         start = t if vf is None else np.where(np.isnan(vf), t, vf)
         out, line = resolve_anchor(intent, match, start, now_s, ids)
-        event = -1
-        if out.target is not None and texts is not None and whole_words != words:
-            event = anchor_event(named, whole, start)
-        if event < 0 and out.target is not None and texts is not None:
-            from chronorank.index.version_conflict import TextRows, version_event
-
-            when = out.target.end if intent.anchor.relation == "before" else out.target.start
-            event = version_event(TextRows(texts), intent.anchor.text, intent.lang or "en", start, when)
-        return out, line, event
+        return out, line, held
 
     def _texts(self, payloads: Sequence[Any] | None) -> list[Any] | None:
         """The candidates' texts (``text_field``; with the default name, a framework document's
@@ -608,14 +597,52 @@ def _floats(values: Any) -> np.ndarray:
     return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
 
 
-def _text_conflicts(query: str, intent: Intent, texts: Sequence[Any] | None) -> Any:
-    """The version-conflict question over the candidates' texts (``index.version_conflict``,
-    loaded only when there are texts)."""
+def text_stages(
+    query: str, intent: Intent, texts: Sequence[Any] | None, start: np.ndarray, held: list[set[str]] | None = None,
+) -> tuple[Any, int | None]:
+    """What the ranking's version stages read from the candidates' texts, for
+    :func:`chronorank.ranking.rank` (``conflicts=``, ``event=``): the version-conflict
+    question (``index.version_conflict.text_conflicts``) and, for a question whose anchor is
+    dated (``intent.target`` set), the position of the anchor's event page, chosen as the index
+    chooses it (:func:`chronorank.ranking.anchor_event`, then the page announcing the anchor's
+    version: ``index.version_conflict.version_event``) by the words each text holds instead of
+    BM25 over a corpus. ``start``: the candidates' starts; ``held``: the words each text holds,
+    when read already. (None, None) without texts. The reranker and the stores' client-side
+    step (``stores.results.client_score``) both call it."""
     if texts is None:
-        return None
-    from chronorank.index.version_conflict import text_conflicts
+        return None, None
+    from chronorank.index.version_conflict import TextRows, text_conflicts, version_event
 
-    return text_conflicts(query, intent, texts)
+    conflicts = text_conflicts(query, intent, texts)
+    anchor = intent.anchor
+    if anchor is None or intent.target is None:
+        return conflicts, None
+    words, whole_words = _anchor_words(intent)
+    event = -1
+    if words and whole_words != words:
+        held = held if held is not None else _held_words(texts)
+        n = len(held)
+        named = np.fromiter((len(words & h) for h in held), dtype=np.float64, count=n)
+        whole = np.fromiter((len(whole_words & h) for h in held), dtype=np.float64, count=n)
+        event = anchor_event(named, whole, start)
+    if event < 0:
+        when = intent.target.end if anchor.relation == "before" else intent.target.start
+        event = version_event(TextRows(texts), anchor.text, intent.lang or "en", start, when)
+    return conflicts, (event if event >= 0 else None)
+
+
+def _anchor_words(intent: Intent) -> tuple[set[str], set[str]]:
+    """The anchor's subject words, and those with the anchor's own wording added."""
+    assert intent.anchor is not None
+    words = set(_WORD.findall(anchor_terms(intent.anchor, intent.lang).lower()))
+    return words, words | set(_WORD.findall(intent.anchor.text.lower()))
+
+
+def _held_words(texts: Sequence[Any]) -> list[set[str]]:
+    return [set(_WORD.findall(str(x).lower())) for x in texts]
+
+
+_WORD = re.compile(r"\w+(?:\.\w+)*")
 
 
 def _infer_missing(

@@ -44,7 +44,7 @@ import re
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -812,11 +812,28 @@ class PgVectorStore:
         max_lead = float(rows[0][9]) if rows else 0.0
         meta: dict[str, Any] = {"method": method, **({"anchor": sq.anchor_line} if sq.anchor_line else {})}
         if plan.client:
+            cand.vectors = self._vector_lookup(cand.ids)
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector",
                                  order=order, client_res=res, meta=meta, max_lead=max_lead)
         return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="pgvector", meta=meta,
                              max_lead=max_lead)
+
+    def _vector_lookup(self, ids: list[Any]) -> Callable[[np.ndarray], np.ndarray | None]:
+        """The pool's embeddings by position, for the version cosine test: selected only when
+        that test runs (the first hit and its off-topic same-series pages), not with every pool
+        row (pool x dim floats a search)."""
+        t = self.table
+        sql = (f"SELECT d.id, v.embedding::real[] FROM {t} d JOIN {t}{VEC} v USING (doc) WHERE d.id = ANY(%s)"
+               if self._source is None else f"SELECT id, embedding::real[] FROM ({self._source}) src WHERE id = ANY(%s)")
+
+        def vectors(pos: np.ndarray) -> np.ndarray | None:
+            want = [ids[i] for i in np.asarray(pos, dtype=np.int64).tolist()]
+            got = {did: emb for did, emb in self._run(sql, (want,))}
+            rows = [got.get(d) for d in want]
+            return None if any(r is None for r in rows) else np.asarray(rows, dtype=np.float64)
+
+        return vectors
 
     def _check_lead(self, plan: QueryPlan) -> None:
         if plan.lead_w > 0 and self.lead_avgdl is not None and plan.lead_tokens != self.lead_tokens:

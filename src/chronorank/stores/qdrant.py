@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -758,7 +758,27 @@ class QdrantStore:
             bm25=np.array([cols.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
             lead=np.array([cols["lead"].get(d, 0.0) for d in ids], dtype=np.float64) if "lead" in cols else None,
             start=times[:, 0], end=times[:, 1],
+            vectors=self._vector_lookup([payloads[d].id for d in ids]) if "cos" in cols else None,
         )
+
+    def _vector_lookup(self, pids: list[Any]) -> Callable[[np.ndarray], np.ndarray | None]:
+        """The pool's embeddings by position, for the version cosine test: fetched only when
+        that test runs (the first hit and its off-topic same-series pages, one ``retrieve`` each),
+        not with every pool member (pool x dim floats a search)."""
+        dense = self._lay.dense
+
+        def vectors(pos: np.ndarray) -> np.ndarray | None:
+            want = [pids[i] for i in np.asarray(pos, dtype=np.int64).tolist()]
+            pts = self._call(self.client.retrieve, self.collection, ids=want, with_payload=False,
+                             with_vectors=[dense] if dense is not None else True)
+            got = {}
+            for p in pts:
+                vecs = p.vector if isinstance(p.vector, dict) else {dense: p.vector}
+                got[str(p.id)] = vecs.get(dense) if dense is not None else vecs.get(None, vecs.get(""))
+            rows = [got.get(str(i)) for i in want]
+            return None if any(r is None for r in rows) else np.asarray(rows, dtype=np.float64)
+
+        return vectors
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -6,7 +6,7 @@ and the lanes' ranks of each hit."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,8 @@ class Candidates:
     end: np.ndarray
     lane_ranks: list[dict[str, int]] = field(default_factory=list)  # per hit: lane -> 1-based rank
     lead: np.ndarray | None = None  # lead BM25 (None: no lead signal)
+    # dense embeddings: one row per hit, or a lookup by positions (None: unknown)
+    vectors: np.ndarray | Callable[[np.ndarray], np.ndarray | None] | None = None
 
     def sim_inputs(self) -> dict[str, np.ndarray]:
         lead = self.lead if self.lead is not None else np.zeros_like(self.bm25)
@@ -51,12 +53,13 @@ def client_score(
     plan: QueryPlan, cand: Candidates, max_bm25: float, k: int, max_lead: float = 0.0
 ) -> tuple[np.ndarray, Candidates, Any]:
     """fallback='client': the ranking's stages over the pool (:func:`chronorank.ranking.rank`,
-    the index's rules: flattening, title chains, time, topic first, the first hit's versions,
-    the version across a before / after boundary). Not here: the burst stage (it compares the
-    best matches with the whole collection) and the version-conflict rule and anchor event page
-    (they read the index's snapshot); the version cosine test has no vectors (the on-topic
-    versions count)."""
-    from chronorank.rerank import known_terms
+    the index's rules: flattening, title chains, time, topic first, the first hit's versions
+    with the anchor's event page, the version across a before / after boundary, the version
+    conflict), reading the candidates' texts as the reranker does
+    (:func:`chronorank.rerank.text_stages`) and their vectors when the engine returned them
+    (``Candidates.vectors``: the version cosine test). Not here: the burst stage (it compares
+    the best matches with the whole collection, which a pool does not hold)."""
+    from chronorank.rerank import known_terms, text_stages
 
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
@@ -66,10 +69,12 @@ def client_score(
         if plan.lead_w > 0 and cand.lead is not None:
             signals["lead"] = cand.lead
     texts = [str(r.get("text") or "") if isinstance(r, Mapping) else "" for r in cand.records]
+    conflicts, event = text_stages(plan.intent.query, plan.intent, texts, cand.start)
     ranked = rank(
         sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
         rules=plan.rules,
         terms=known_terms(plan.intent, texts), signals=signals, valid_to=cand.end, ids=cand.ids, texts=texts,
+        conflicts=conflicts, event=event, vectors=cand.vectors,
     )
     res = ranked.res
     res.score = ranked.score
