@@ -4,11 +4,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from cli_support import saved_index, search_ids
 
-from chronorank.cli import main
 from chronorank.index import TemporalIndex
 from chronorank.index.version_conflict import asked_versions, find_versions
 from chronorank.intent import parse
@@ -56,17 +54,11 @@ def index():
 
 @pytest.fixture(scope="module")
 def cli_path(tmp_path_factory):
-    d = tmp_path_factory.mktemp("semantics")
-    corpus = d / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(x) + "\n" for x in DOCS), encoding="utf-8")
-    assert main(["index", str(corpus), "--out", str(d / "idx")]) == 0
-    return d / "idx"
+    return saved_index(tmp_path_factory, DOCS, "semantics")
 
 
 def cli_ids(capsys, path, query, k=3):
-    capsys.readouterr()
-    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
-    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+    return search_ids(capsys, path, query, NOW, k)
 
 
 def test_a_version_anchor_is_dated_by_its_own_entry(index, cli_path, capsys):

@@ -7,12 +7,10 @@ corpus written here (the default MiniLM index).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+from cli_support import saved_index, search_ids
 
-from chronorank.cli import main
 from chronorank.index import TemporalIndex
 from chronorank.ranking import flatten_margin, sectioned
 
@@ -53,17 +51,11 @@ def index():
 
 @pytest.fixture(scope="module")
 def cli_path(tmp_path_factory):
-    d = tmp_path_factory.mktemp("sections")
-    corpus = d / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(x) + "\n" for x in SECTIONS), encoding="utf-8")
-    assert main(["index", str(corpus), "--out", str(d / "idx")]) == 0
-    return d / "idx"
+    return saved_index(tmp_path_factory, SECTIONS, "sections")
 
 
 def cli_ids(capsys, path, query, k=3):
-    capsys.readouterr()
-    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
-    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+    return search_ids(capsys, path, query, NOW, k)
 
 
 @pytest.mark.parametrize(("query", "want"), [

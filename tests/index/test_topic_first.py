@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_support import saved_index, search_ids
 
 from chronorank.cli import main
 from chronorank.index import TemporalIndex
@@ -55,18 +56,11 @@ def index():
 
 @pytest.fixture(scope="module")
 def cli_path(tmp_path_factory):
-    d = tmp_path_factory.mktemp("topic")
-    corpus = d / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(x) + "\n" for x in DOCS), encoding="utf-8")
-    out = d / "idx"
-    assert main(["index", str(corpus), "--out", str(out)]) == 0
-    return out
+    return saved_index(tmp_path_factory, DOCS, "topic")
 
 
 def cli_ids(capsys, path, query, k=3):
-    capsys.readouterr()
-    assert main(["search", str(path), query, "--now", NOW, "-k", str(k), "--json"]) == 0
-    return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+    return search_ids(capsys, path, query, NOW, k)
 
 
 CASES = [
