@@ -783,11 +783,6 @@ class Ranked:
     prepared: Prepared | None = None
 
 
-def _title_codes(texts: Sequence[str], tokens: int) -> np.ndarray:
-    """A code per text, equal for equal leads (first sentence, lower-cased words)."""
-    return _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[:tokens]) for x in texts])
-
-
 def _codes(keys: Sequence[str]) -> np.ndarray:
     """One code per distinct non-empty key (-1 for the empty key)."""
     arr = np.array(list(keys), dtype=object)
@@ -857,11 +852,17 @@ def rank(
     texts = None if texts is None else [str(x or "") for x in texts]
     # 1-2. shape, burst (and whether to flatten)
     titles_of = None
-    if texts is not None:
+    if texts is not None:  # lookups over the texts, for what the engine did not give
         cands = texts
 
         def titles_of(pos: np.ndarray) -> np.ndarray:
             return title_codes([cands[i] for i in pos.tolist()], rules.lead_tokens)
+        if titles is None:
+            def titles() -> np.ndarray:
+                return title_codes(cands, rules.lead_tokens)
+        if keys is None:
+            def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
+                return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
     prep = prepared if prepared is not None else prepare(
         sim, times, intent=intent, now=now, config=config, rules=rules, terms=terms, titles_of=titles_of)
     rules, intent, tplan, cut = prep.rules, prep.intent, prep.plan, prep.cut
@@ -873,16 +874,10 @@ def rank(
         stages.append("flatten")
     # 4. title chains
     chains = groups
-    if groups is None and intent.mode == "timeless" and not intent.spans and n:
-        if titles is None and texts is not None:
-            cands = texts
-
-            def titles() -> np.ndarray:
-                return title_codes(cands, rules.lead_tokens)
-        if titles is not None:
-            chains = title_chains(titles(), raw_sim, times, rules.topical_margin, intent)
-            if chains is not None:
-                stages.append("title chains")
+    if groups is None and titles is not None and intent.mode == "timeless" and not intent.spans and n:
+        chains = title_chains(titles(), raw_sim, times, rules.topical_margin, intent)
+        if chains is not None:
+            stages.append("title chains")
     # 5. time
     res = apply_temporal(sim, times, plan=tplan, valid_from=valid_from, valid_to=valid_to, groups=chains, ids=ids,
                          pool=pool)
@@ -905,11 +900,6 @@ def rank(
         stages.append("topic first")
     if on_topic is not None and rules.version_floor is not None:
         # 7. versions: the first hit's (and the anchor event's page) stay above much less similar pages
-        if keys is None and texts is not None:
-            cands = texts
-
-            def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
-                return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
         vec = vectors if vectors is None or callable(vectors) else (lambda pos: vectors[pos])  # type: ignore[index]
         mine = first_versions(score, keep, on_topic, rules.version_floor, groups=groups, keys=keys, vectors=vec,
                               event=event, top_k=top_k)

@@ -1,4 +1,5 @@
-"""Helpers of the index tests that check a ranking through the CLI as well as the Python API."""
+"""Helpers of the index tests that check a ranking through the CLI as well as the Python API,
+over small Debian-changelog-style corpora of their own."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from chronorank.cli import main
+
+
+def debian_entry(pkg: str, version: str, date: str, body: str) -> dict[str, str]:
+    """One Debian changelog entry as a document (id ``pkg@version``; its title names both)."""
+    return {"id": f"{pkg}@{version}", "text": f"{pkg} ({version}) unstable; urgency=medium. {body}", "date": date}
 
 
 def saved_index(tmp_path_factory: Any, docs: list[dict[str, Any]], name: str) -> Path:

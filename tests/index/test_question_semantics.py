@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import pytest
+from cli_support import debian_entry as _entry
 from cli_support import saved_index, search_ids
 
 from chronorank.index import TemporalIndex
@@ -12,10 +13,6 @@ from chronorank.index.version_conflict import asked_versions, find_versions
 from chronorank.intent import parse
 
 NOW = "2024-12-01"
-
-
-def _entry(pkg: str, version: str, date: str, body: str) -> dict[str, str]:
-    return {"id": f"{pkg}@{version}", "text": f"{pkg} ({version}) unstable; urgency=medium. {body}", "date": date}
 
 
 DOCS = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_support import debian_entry as _entry
 from cli_support import saved_index, search_ids
 
 from chronorank.cli import main
@@ -18,10 +19,6 @@ from chronorank.index import TemporalIndex
 from chronorank.temporal import near_tier
 
 NOW = "2024-12-01"
-
-
-def _entry(pkg: str, version: str, date: str, body: str) -> dict[str, str]:
-    return {"id": f"{pkg}@{version}", "text": f"{pkg} ({version}) unstable; urgency=medium. {body}", "date": date}
 
 
 DOCS = [
