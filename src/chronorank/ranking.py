@@ -15,7 +15,10 @@ meets them:
 4. ``title chains``: :func:`title_chains` -- pages with one title are versions of one page
    (a timeless question worded in the present);
 5. ``time``: :func:`chronorank.temporal.apply_temporal` (decay, validity, periods, anchors);
-6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only;
+6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only
+   (:func:`topic_decision` keeps the numbers for the explanation); ``facet``: :func:`facet_first`
+   -- the on-topic pages matching the question's specific part rank first, so relative recency is
+   measured within them;
 7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
    first hit's other versions (and the anchor event's page) stay above pages much less similar;
 8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after
@@ -56,6 +59,7 @@ from chronorank.temporal import (
     apply_temporal,
     median_of,
     near_tier,
+    rank_first,
     topic_first,
     topic_gap,
     versions_first,
@@ -68,12 +72,14 @@ __all__ = [
     "Ranked",
     "Rules",
     "STAGES",
+    "TopicDecision",
     "across_boundary",
     "anchor_event",
     "burst_scale",
     "conflicts_last",
     "current_event",
     "cut_margin",
+    "facet_first",
     "first_versions",
     "flatten_margin",
     "flatten_top",
@@ -88,11 +94,12 @@ __all__ = [
     "shaped",
     "title_chains",
     "title_codes",
+    "topic_decision",
 ]
 
 #: The stages in order (what ``meta["stages"]`` names).
-STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "versions", "across the boundary",
-          "version conflict")
+STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "facet", "versions",
+          "across the boundary", "version conflict")
 
 #: The rules' defaults, read by ``IndexConfig`` too (one set of defaults for every engine).
 DEFAULT_TIE_BREAK = 0.02
@@ -399,6 +406,127 @@ def topic_rule(
             "step down in the fused similarities (or in the lead) from the best match -- a clearly worse "
             "match is off topic; time reorders "
             f"only within the on-topic set, which always ranks above the rest{kept}")
+
+
+def facet_first(
+    score: np.ndarray, on_topic: np.ndarray, words: np.ndarray, meaning: np.ndarray, live: np.ndarray,
+    margin: float,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The on-topic documents that also match the question's specific part rank first, so that
+    time orders them among themselves: "werkzeug safe_join on windows: newest fix?" asks for
+    the newest entry *about safe_join*, not the newest werkzeug release, which the subject
+    ("werkzeug", every release's title) keeps on topic with it. Relative recency is measured
+    within the set that matches the topic.
+
+    The facet is the near tier of the keyword signal ``words`` (BM25) among the on-topic
+    documents (:func:`chronorank.temporal.near_tier` at the topic cut's ``margin``; the rest
+    below ``margin`` x its lowest), and only when the meaning signal (``meaning``, the dense
+    cosine) agrees: every document of the tier is a better match than every other on-topic
+    one. Words alone do not say which part of a question is specific: "what changed in the
+    latest release of requests" splits requests' releases on the words "changed" and
+    "release", and the releases that happen to say them are no better answers; there the
+    dense cosine of the tier is no higher than the rest's. Returns ``(score, facet)`` with
+    the facet above the rest of the on-topic set, that above the off-topic documents (each
+    side in its own order), or None when there is no agreed facet.
+    """
+    on = on_topic & live
+    if np.count_nonzero(on) < 3:
+        return None
+    tier = near_tier(words, on, margin)
+    if tier is None:
+        return None
+    tier &= on
+    rest = on & ~tier
+    if not rest.any():
+        return None
+    floor = float(np.min(words, where=tier, initial=np.inf))
+    if not float(np.max(words, where=rest, initial=-np.inf)) < margin * floor:
+        return None
+    if not float(np.min(meaning, where=tier, initial=np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
+        return None
+    out = rank_first(score, tier, on)
+    return rank_first(out, on, live), tier
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicDecision:
+    """What the topic stage decided for one query, in numbers the explanation quotes: the
+    best value of each signal among the candidates that may set it (``best``: ``fused`` and
+    the engine's signals), the fused cut (``margin`` x the best), the calibrated near tiers'
+    lowest values (``tiers``: ``fused`` and ``lead``; absent when the best match stands alone
+    or the cut is not calibrated), the floors that keep a document on topic by another signal
+    (``floors``: x that signal's best) and, when the facet stage ran, the lowest keyword score
+    of the facet (``facet``)."""
+
+    margin: float
+    best: Mapping[str, float]
+    tiers: Mapping[str, float]
+    floors: Mapping[str, float]
+    facet: float | None = None
+
+    def reason(self, on: bool, fused: float, values: Mapping[str, float], facet: bool = False) -> str:
+        """Why one document is on topic or not: the signal that decides, how far it is from the
+        best match (its share of the best) and the cut it is held to."""
+
+        def share(k: str, v: float) -> float:
+            b = self.best.get(k, 0.0)
+            return v / b if b > 0 else 0.0
+
+        f = share("fused", fused)
+        cut = f"cut {self.margin:g}"
+        tier = self.tiers.get("fused")
+        if tier is not None and self.best.get("fused", 0.0) > 0:
+            cut += f", widest step down at {tier / self.best['fused']:.2f}"
+        head = f"fused similarity {f:.2f} x the best ({cut})"
+        lead_tier = self.tiers.get("lead")
+        if not on:
+            why = [head]
+            why += [f"{k} {share(k, values[k]):.2f} x the best {k} (floor {fl:g})"
+                    for k, fl in self.floors.items() if k in values]
+            return "off topic: " + "; ".join(why) + " -- a clearly worse match, ranked below every on-topic one"
+        fused_ok = f >= self.margin and (tier is None or fused >= tier or (
+            lead_tier is not None and values.get("lead", -math.inf) >= lead_tier))
+        if fused_ok:
+            text = f"on topic by {head}"
+            if lead_tier is not None and tier is not None and fused < tier:
+                text = f"on topic by the lead's near tier (lead {share('lead', values['lead']):.2f} x the best lead)"
+        else:
+            by = [f"{k} {share(k, values[k]):.2f} x the best {k} (floor {fl:g})" for k, fl in self.floors.items()
+                  if k in values and share(k, values[k]) >= fl]
+            text = ("on topic by " + ", ".join(by) + f"; {head}") if by else (
+                f"on topic as a version of the first hit; {head}")
+        if self.facet is not None:
+            b = values.get("bm25")
+            text += ("; matches the question's specific part (keywords and meaning agree): time orders these first"
+                     if facet else "; not in the set matching the question's specific part"
+                     + ("" if b is None else f" (bm25 {share('bm25', b):.2f} x the best)"))
+        return text
+
+
+def topic_decision(
+    raw_sim: np.ndarray, signals: Mapping[str, np.ndarray], live: np.ndarray, judge: np.ndarray, margin: float,
+    floors: Sequence[tuple[str, float | None]], lead_margin: float | None, calibrated: bool,
+    outside: float = -math.inf,
+) -> TopicDecision | None:
+    """The :class:`TopicDecision` of :func:`chronorank.temporal.topic_first` called with these
+    arguments (its near tiers recomputed), or None when no candidate may set the best."""
+    ref = live & judge if (live & judge).any() else live
+    if not ref.any():
+        return None
+    best = {"fused": float(np.max(raw_sim, where=ref, initial=-np.inf))}
+    for k, v in signals.items():
+        best[k] = float(np.max(v, where=ref, initial=-np.inf))
+    tiers: dict[str, float] = {}
+    if calibrated:
+        t = near_tier(raw_sim, live, margin, judge, outside)
+        if t is not None and (t & live).any():
+            tiers["fused"] = float(np.min(raw_sim, where=t & live, initial=np.inf))
+            if lead_margin and "lead" in signals:
+                lt = near_tier(signals["lead"], live, lead_margin, judge)
+                if lt is not None and (lt & live).any():
+                    tiers["lead"] = float(np.min(signals["lead"], where=lt & live, initial=np.inf))
+    return TopicDecision(margin=margin, best=best, tiers=tiers,
+                         floors={k: f for k, f in floors if f is not None and k in signals})
 
 
 def open_side(intent: Intent) -> tuple[str, float] | None:
@@ -781,6 +909,8 @@ class Ranked:
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict stage
     kept: int = 0  # candidates the temporal layer keeps
     prepared: Prepared | None = None
+    topic: TopicDecision | None = None  # the topic stage's decision, for the explanation
+    facet: np.ndarray | None = None  # the on-topic documents matching the question's specific part
 
 
 def _codes(keys: Sequence[str]) -> np.ndarray:
@@ -884,7 +1014,8 @@ def rank(
     stages.append("time")
     keep = res.keep if live is None else res.keep & live
     score = np.asarray(res.score, dtype=np.float64)
-    on_topic = versions = conflict = None
+    on_topic = versions = conflict = facet = None
+    decision: TopicDecision | None = None
     across: int | None = None
     # 6. topic first
     if cut is not None and n and (signals is None or "bm25" in signals):
@@ -898,6 +1029,20 @@ def rank(
             calibrated=prep.calibrated,
         )
         stages.append("topic first")
+        decision = topic_decision(
+            raw_sim, sig, keep, ~res.not_yet_valid, cut,
+            [] if prep.sections else [("dense", rules.topic_floor), ("lead", rules.topic_lead_floor)],
+            None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside)
+        # 6b. facet: time orders the documents that match the question's specific part first
+        if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
+            got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
+                              np.asarray(sig["dense"], dtype=np.float64), keep, cut)
+            if got is not None:
+                score, facet = got
+                stages.append("facet")
+                if decision is not None:
+                    decision = dataclasses.replace(
+                        decision, facet=float(np.min(sig["bm25"], where=facet, initial=np.inf)))
     if on_topic is not None and rules.version_floor is not None:
         # 7. versions: the first hit's (and the anchor event's page) stay above much less similar pages
         vec = vectors if vectors is None or callable(vectors) else (lambda pos: vectors[pos])  # type: ignore[index]
@@ -931,4 +1076,5 @@ def rank(
     if kept < n:
         score = np.where(keep, score, -np.inf)
     return Ranked(score=score, res=res, sim=sim, intent=intent, plan=tplan, on_topic=on_topic, versions=versions,
-                  across=across, stages=tuple(stages), raw_sim=raw_sim, conflict=conflict, kept=kept, prepared=prep)
+                  across=across, stages=tuple(stages), raw_sim=raw_sim, conflict=conflict, kept=kept, prepared=prep,
+                  topic=decision, facet=facet)

@@ -621,6 +621,7 @@ class Ranking(Sequence[Hit]):
         else:
             text = f"published {format_epoch(hit.time)}, {-hit.age_days:.0f} days after {ref_name}"
         return {
+            **self._topic_fields(row, hit),
             "time_on": self._time_on(),
             "age_from": ref_name,
             "age_text": text,
@@ -628,6 +629,28 @@ class Ranking(Sequence[Hit]):
             "period": BAND_NAMES[b] if 0 <= b < len(BAND_NAMES) else None,
             "on_topic": None if on_topic is None or row >= len(on_topic) else bool(on_topic[row]),
         }
+
+    def _topic_fields(self, row: int, hit: Hit) -> dict[str, Any]:
+        """Why a document is on topic or not (``topic``: the deciding signal, its share of the
+        best match, the cut) and its version chain (``chain``: name, position from the oldest,
+        length, newest id), when the engine recorded them (the index does)."""
+        m = self.meta
+        decision, on_topic, raw = m.get("topic"), m.get("on_topic"), m.get("raw_similarity")
+        why = None
+        if decision is not None and on_topic is not None and raw is not None and row < len(on_topic):
+            facet = m.get("facet")
+            why = decision.reason(bool(on_topic[row]), float(raw[row]), hit.signals,
+                                  facet=facet is not None and bool(facet[row]))
+        chain = None
+        chains = m.get("chains")
+        if callable(chains):
+            if "_chains" not in m:
+                m["_chains"] = chains()  # once per ranking: every document of the index is read
+            got = m["_chains"][row] if row < len(m["_chains"]) else None
+            if got is not None:
+                name, pos, length, newest = got
+                chain = {"name": name, "position": pos, "length": length, "newest": newest}
+        return {"topic": why, "chain": chain}
 
     def _rows_and_hits(self) -> list[tuple[int, Hit]]:
         n = len(self)
@@ -702,6 +725,12 @@ class Ranking(Sequence[Hit]):
             if h.signals:
                 line += "  signals: " + " ".join(f"{k}={v:.4f}" for k, v in h.signals.items())
                 used.update(k for k in h.signals if k in LEGEND)
+            if f["topic"]:
+                line += f"  | {f['topic']}"
+            if f["chain"]:
+                c = f["chain"]
+                line += (f"  | chain {c['name']}: {c['position']} of {c['length']} by date"
+                         + (" (the newest)" if c["position"] == c["length"] else f", newest {c['newest']}"))
             if h.notes:
                 # "undated" is said once, in the bracket: the note keeps only its reason
                 notes = [n.split(": ", 1)[1] if n.startswith("undated: ") else n for n in h.notes]
@@ -715,7 +744,7 @@ class Ranking(Sequence[Hit]):
     def explain_records(self) -> list[dict[str, Any]]:
         """The structured trace, one dict a document, for programs: the fields of
         :meth:`explain` by name (``age_from``, ``age_text``, ``time_on``, ``time_factor``,
-        ``period``, ``on_topic``) next to the hit's own."""
+        ``period``, ``on_topic``, ``topic``, ``chain``) next to the hit's own."""
         ref_name = self._reference()
         return [{**h.to_dict(), **self._time_fields(row, h, ref_name)} for row, h in self._rows_and_hits()]
 

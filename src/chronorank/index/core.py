@@ -72,6 +72,7 @@ from chronorank.ranking import (  # the ranking: one pipeline of named stages (t
     VERSION_POOL,
     Prepared,
     Rules,
+    TopicDecision,
     anchor_event,
     prepare,
     rank,
@@ -542,6 +543,10 @@ class TemporalIndex:
                     (k, f) for k, f in (("dense", cfg.topic_floor), ("lead", cfg.topic_lead_floor))
                     if k in signals and f is not None], cfg.version_floor, q.asked) if "bm25" in signals else "",
                 "on_topic": None if scored.on_topic is None else scored.on_topic[top],
+                "topic": scored.topic,
+                "raw_similarity": scored.raw_sim[top],
+                "facet": None if scored.facet is None else scored.facet[top],
+                "chains": lambda: _chains(snap, doc_rows, cfg.lead_tokens, self.group_key),
                 "band": None if res.band is None else res.band[top],
                 "expired": res.expired[top],
                 "target": intent.target,
@@ -867,6 +872,8 @@ class _Scored:
     kept: int  # documents the temporal layer keeps
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict rule
     across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
+    topic: TopicDecision | None = None  # the topic stage's numbers, for the explanation
+    facet: np.ndarray | None = None  # the on-topic rows matching the question's specific part
 
 
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
@@ -924,7 +931,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,
                    score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
                    event=event if ranked.versions is not None else None, kept=ranked.kept,
-                   conflict=ranked.conflict, across=ranked.across)
+                   conflict=ranked.conflict, across=ranked.across, topic=ranked.topic, facet=ranked.facet)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -1298,6 +1305,47 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
 def _title_codes_of(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> np.ndarray:
     """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as the best match)."""
     return _text_title_codes([snap.records[r]["text"] for r in doc_rows.tolist()], tokens)
+
+
+def _chains(
+    snap: _Snapshot, doc_rows: np.ndarray, tokens: int, group_key: Any,
+) -> list[tuple[str, int, int, str] | None]:
+    """Which version chain each of ``doc_rows`` belongs to, for the explanation: ``(name,
+    position, length, newest id)``, the position counted from the oldest (by date, then id)
+    among every document of the index in the chain; None for a document alone in its chain.
+    The chain is the group (``group_key``) when the index has one and the document a key,
+    else the series key (its first sentence but for the words holding a digit,
+    :func:`chronorank.ranking.series_key`: the key the versions stage reads). Computed when an
+    explanation asks for it (the series keys of every document, remembered per index state)."""
+    n = len(snap.ids)
+    groups = snap.groups
+    times = snap.times[0]
+    out: list[tuple[str, int, int, str] | None] = []
+    keys: np.ndarray | None = None
+    for r in doc_rows.tolist():
+        if groups is not None and groups[r] >= 0:
+            members = np.flatnonzero(groups == groups[r])
+            rec = snap.records[r]
+            value = group_key(rec) if callable(group_key) else rec["metadata"].get(group_key, rec.get(group_key))
+            name = f"group {value!r}"
+        else:
+            if keys is None:
+                keys = np.array(_series_keys(snap, np.arange(n), tokens), dtype=object)
+            key = str(keys[r])
+            if not key:
+                out.append(None)
+                continue
+            members = np.flatnonzero(keys == key)
+            name = f"series {key!r}"
+        if members.shape[0] < 2:
+            out.append(None)
+            continue
+        t = np.where(np.isnan(times[members]), -np.inf, times[members])
+        names = np.array([str(snap.ids[int(i)]) for i in members.tolist()])
+        order = members[np.lexsort((names, t))]
+        pos = int(np.flatnonzero(order == r)[0]) + 1
+        out.append((name, pos, int(order.shape[0]), str(snap.ids[int(order[-1])])))
+    return out
 
 
 def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str]:
