@@ -75,6 +75,8 @@ __all__ = [
     "TopicDecision",
     "across_boundary",
     "anchor_event",
+    "chain_of",
+    "chains_of",
     "burst_scale",
     "conflicts_last",
     "current_event",
@@ -410,7 +412,7 @@ def topic_rule(
 
 def facet_first(
     score: np.ndarray, on_topic: np.ndarray, words: np.ndarray, meaning: np.ndarray, live: np.ndarray,
-    margin: float,
+    margin: float, titles: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The on-topic documents that also match the question's specific part rank first, so that
     time orders them among themselves: "werkzeug safe_join on windows: newest fix?" asks for
@@ -425,7 +427,12 @@ def facet_first(
     one. Words alone do not say which part of a question is specific: "what changed in the
     latest release of requests" splits requests' releases on the words "changed" and
     "release", and the releases that happen to say them are no better answers; there the
-    dense cosine of the tier is no higher than the rest's. Returns ``(score, facet)`` with
+    dense cosine of the tier is no higher than the rest's. With ``titles`` (the lead signal)
+    the facet must also share its subject with the rest: some document left out of it has a
+    title match as strong as the facet's weakest. A fresh page worded differently from the
+    stale ones it replaced ("Announcing our 2026 prices" after two "Pro plan pricing" pages)
+    loses the question's words *and* its title match: it is not another entry of the same
+    subject, and relative recency still counts from it. Returns ``(score, facet)`` with
     the facet above the rest of the on-topic set, that above the off-topic documents (each
     side in its own order), or None when there is no agreed facet.
     """
@@ -443,6 +450,9 @@ def facet_first(
     if not float(np.max(words, where=rest, initial=-np.inf)) < margin * floor:
         return None
     if not float(np.min(meaning, where=tier, initial=np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
+        return None
+    if titles is not None and not (
+            float(np.max(titles, where=rest, initial=-np.inf)) >= float(np.min(titles, where=tier, initial=np.inf))):
         return None
     out = rank_first(score, tier, on)
     return rank_first(out, on, live), tier
@@ -527,6 +537,47 @@ def topic_decision(
                     tiers["lead"] = float(np.min(signals["lead"], where=lt & live, initial=np.inf))
     return TopicDecision(margin=margin, best=best, tiers=tiers,
                          floors={k: f for k, f in floors if f is not None and k in signals})
+
+
+def chain_of(
+    keys: np.ndarray, times: np.ndarray, ids: Sequence[Any], pos: int,
+) -> tuple[int, int, Any] | None:
+    """Where position ``pos`` stands in its version chain, for the explanation: ``(position
+    counted from the oldest, length, newest id)`` among the positions sharing its key in
+    ``keys`` (an object array; "" or None: in no chain), ordered by ``times`` (undated first),
+    then id; None for a document alone in its chain or in none."""
+    key = keys[pos]
+    if key is None or key == "":
+        return None
+    members = np.flatnonzero(keys == key)
+    if members.shape[0] < 2:
+        return None
+    t = np.where(np.isnan(times[members]), -np.inf, times[members])
+    names = np.array([str(ids[int(i)]) for i in members.tolist()])
+    order = members[np.lexsort((names, t))]
+    return int(np.flatnonzero(order == pos)[0]) + 1, int(order.shape[0]), ids[int(order[-1])]
+
+
+def chains_of(
+    keys: np.ndarray, times: np.ndarray, ids: Sequence[Any], positions: Sequence[int],
+    groups: np.ndarray | None = None,
+) -> list[tuple[str, int, int, str] | None]:
+    """:func:`chain_of` for each of ``positions`` as ``(name, position, length, newest id)``:
+    the chain is the group (``groups``: a code per position, -1 for none) when the document
+    has one, else its series key (``keys``: :func:`series_key`, the key the versions stage
+    reads)."""
+    out: list[tuple[str, int, int, str] | None] = []
+    gkeys = None
+    if groups is not None:
+        gkeys = groups.astype(object)
+        gkeys[groups < 0] = None
+    for p in positions:
+        if groups is not None and gkeys is not None and gkeys[p] is not None:
+            got, name = chain_of(gkeys, times, ids, p), f"group #{int(groups[p])}"
+        else:
+            got, name = chain_of(keys, times, ids, p), f"series {str(keys[p])!r}"
+        out.append(None if got is None else (name, got[0], got[1], str(got[2])))
+    return out
 
 
 def open_side(intent: Intent) -> tuple[str, float] | None:
@@ -1036,7 +1087,8 @@ def rank(
         # 6b. facet: time orders the documents that match the question's specific part first
         if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
-                              np.asarray(sig["dense"], dtype=np.float64), keep, cut)
+                              np.asarray(sig["dense"], dtype=np.float64), keep, cut,
+                              None if "lead" not in sig else np.asarray(sig["lead"], dtype=np.float64))
             if got is not None:
                 score, facet = got
                 stages.append("facet")

@@ -21,7 +21,7 @@ from chronorank.errors import InvalidInput
 from chronorank.intent import parse
 from chronorank.intent.rules import anchor_terms
 from chronorank.kernels import get_kernel
-from chronorank.ranking import Rules, anchor_event, rank
+from chronorank.ranking import DEFAULT_LEAD_TOKENS, Rules, anchor_event, chains_of, rank, series_key
 from chronorank.temporal import (
     DEFAULT_RANGE_SLOPE,
     DEFAULT_RELATIVE_RECENCY,
@@ -374,7 +374,8 @@ class TemporalReranker:
             ranking.notes = _DatedNotes(res, dated)
         ranking.meta.update(
             anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
-            stages=ranked.stages,
+            stages=ranked.stages, topic=ranked.topic, raw_similarity=sim, facet=ranked.facet,
+            chains=None if texts is None else _TextChains(texts, t, ids, g),
             topic_rule="" if self.topical_margin is None else (
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "
                 "only within the on-topic set, which always ranks above the rest" + (
@@ -726,3 +727,18 @@ def _hashable(v: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+class _TextChains:
+    """The candidates' version chains for the explanation (:func:`chronorank.ranking.chains_of`:
+    the group when the candidate has one, else the series key read from its text), asked by
+    input positions; the keys are read on the first question."""
+
+    def __init__(self, texts: Sequence[Any], times: np.ndarray, ids: Sequence[Any], groups: np.ndarray | None) -> None:
+        self.texts, self.times, self.ids, self.groups = texts, times, ids, groups
+        self.keys: np.ndarray | None = None
+
+    def __call__(self, positions: Sequence[int]) -> list[tuple[str, int, int, str] | None]:
+        if self.keys is None:
+            self.keys = np.array([series_key(str(x or ""), DEFAULT_LEAD_TOKENS) for x in self.texts], dtype=object)
+        return chains_of(self.keys, self.times, self.ids, positions, self.groups)

@@ -644,9 +644,7 @@ class Ranking(Sequence[Hit]):
         chain = None
         chains = m.get("chains")
         if callable(chains):
-            if "_chains" not in m:
-                m["_chains"] = chains()  # once per ranking: every document of the index is read
-            got = m["_chains"][row] if row < len(m["_chains"]) else None
+            got = chains([row])[0]
             if got is not None:
                 name, pos, length, newest = got
                 chain = {"name": name, "position": pos, "length": length, "newest": newest}

@@ -101,3 +101,21 @@ def test_explanation_through_the_cli(cli_path, capsys):
     assert "matches the question's specific part" in text and "off topic: fused similarity" in text
     assert main(["search", str(cli_path), QUERY, "--now", NOW, "-k", "8", "--json"]) == 0
     _check_records(json.loads(capsys.readouterr().out)["hits"])
+
+
+def test_reranker_explains_topic_and_chain_too():
+    from chronorank import TemporalReranker
+
+    # scores as a retriever gave them: the three pyserve entries close, tomlkit far below
+    cands = [{**d, "score": s} for d, s in zip(DOCS, (0.90, 0.88, 0.30, 0.86, 0.31, 0.20, 0.21, 0.25))]
+    ranking = TemporalReranker().rerank("latest pyserve release", cands, now=NOW)
+    records = {r["id"]: r for r in ranking.explain_records()}
+    assert records["pyserve@2.1.1"]["on_topic"] is True
+    assert records["pyserve@2.1.1"]["topic"].startswith("on topic by fused similarity 0.96 x the best (cut 0.5")
+    assert records["tomlkit@0.12.0"]["topic"].startswith("off topic: fused similarity 0.22 x the best (cut 0.5")
+    # the chain is read from the candidates' own titles: tomlkit's two releases, pyserve's five
+    assert records["tomlkit@0.12.0"]["chain"] == {"name": "series 'tomlkit'", "position": 1, "length": 2,
+                                                  "newest": "tomlkit@0.13.0"}
+    assert records["pyserve@2.1.1"]["chain"]["position"] == 4 and records["pyserve@2.1.1"]["chain"]["length"] == 5
+    assert records["colorama@0.4.6"]["chain"] is None
+    assert "chain series 'pyserve': 4 of 5 by date, newest pyserve@2.2.0" in ranking.explain()

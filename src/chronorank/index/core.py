@@ -74,6 +74,7 @@ from chronorank.ranking import (  # the ranking: one pipeline of named stages (t
     Rules,
     TopicDecision,
     anchor_event,
+    chains_of,
     prepare,
     rank,
 )
@@ -546,7 +547,7 @@ class TemporalIndex:
                 "topic": scored.topic,
                 "raw_similarity": scored.raw_sim[top],
                 "facet": None if scored.facet is None else scored.facet[top],
-                "chains": lambda: _chains(snap, doc_rows, cfg.lead_tokens, self.group_key),
+                "chains": _Chains(snap, doc_rows, cfg.lead_tokens, self.group_key),
                 "band": None if res.band is None else res.band[top],
                 "expired": res.expired[top],
                 "target": intent.target,
@@ -1307,45 +1308,29 @@ def _title_codes_of(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> np.nd
     return _text_title_codes([snap.records[r]["text"] for r in doc_rows.tolist()], tokens)
 
 
-def _chains(
-    snap: _Snapshot, doc_rows: np.ndarray, tokens: int, group_key: Any,
-) -> list[tuple[str, int, int, str] | None]:
-    """Which version chain each of ``doc_rows`` belongs to, for the explanation: ``(name,
-    position, length, newest id)``, the position counted from the oldest (by date, then id)
-    among every document of the index in the chain; None for a document alone in its chain.
-    The chain is the group (``group_key``) when the index has one and the document a key,
-    else the series key (its first sentence but for the words holding a digit,
-    :func:`chronorank.ranking.series_key`: the key the versions stage reads). Computed when an
-    explanation asks for it (the series keys of every document, remembered per index state)."""
-    n = len(snap.ids)
-    groups = snap.groups
-    times = snap.times[0]
-    out: list[tuple[str, int, int, str] | None] = []
-    keys: np.ndarray | None = None
-    for r in doc_rows.tolist():
-        if groups is not None and groups[r] >= 0:
-            members = np.flatnonzero(groups == groups[r])
-            rec = snap.records[r]
-            value = group_key(rec) if callable(group_key) else rec["metadata"].get(group_key, rec.get(group_key))
-            name = f"group {value!r}"
-        else:
-            if keys is None:
-                keys = np.array(_series_keys(snap, np.arange(n), tokens), dtype=object)
-            key = str(keys[r])
-            if not key:
-                out.append(None)
-                continue
-            members = np.flatnonzero(keys == key)
-            name = f"series {key!r}"
-        if members.shape[0] < 2:
-            out.append(None)
-            continue
-        t = np.where(np.isnan(times[members]), -np.inf, times[members])
-        names = np.array([str(snap.ids[int(i)]) for i in members.tolist()])
-        order = members[np.lexsort((names, t))]
-        pos = int(np.flatnonzero(order == r)[0]) + 1
-        out.append((name, pos, int(order.shape[0]), str(snap.ids[int(order[-1])])))
-    return out
+class _Chains:
+    """Which version chain each document of a ranking belongs to, for the explanation
+    (:func:`chronorank.ranking.chains_of` over every document of the index: the group when
+    the index has a ``group_key``, named by its value, else the series key), asked by the
+    ranking's positions. The series keys of every document are read on the first question
+    (remembered per index state)."""
+
+    def __init__(self, snap: _Snapshot, doc_rows: np.ndarray, tokens: int, group_key: Any) -> None:
+        self.snap, self.doc_rows, self.tokens, self.group_key = snap, doc_rows, tokens, group_key
+        self.keys: np.ndarray | None = None
+
+    def __call__(self, positions: Sequence[int]) -> list[tuple[str, int, int, str] | None]:
+        snap = self.snap
+        if self.keys is None:
+            self.keys = np.array(_series_keys(snap, np.arange(len(snap.ids)), self.tokens), dtype=object)
+        rows = [int(self.doc_rows[p]) for p in positions]
+        out = chains_of(self.keys, snap.times[0], snap.ids, rows, snap.groups)
+        for i, (r, got) in enumerate(zip(rows, out)):
+            if got is not None and snap.groups is not None and snap.groups[r] >= 0:
+                rec, key = snap.records[r], self.group_key
+                value = key(rec) if callable(key) else rec["metadata"].get(key, rec.get(key))
+                out[i] = (f"group {value!r}", *got[1:])
+        return out
 
 
 def _series_keys(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> list[str]:
