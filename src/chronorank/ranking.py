@@ -486,8 +486,9 @@ class TopicDecision:
         cut = f"cut {self.margin:g}"
         tier = self.tiers.get("fused")
         if tier is not None and self.best.get("fused", 0.0) > 0:
-            cut += f", widest step down at {tier / self.best['fused']:.2f}"
-        head = f"fused similarity {f:.2f} x the best ({cut})"
+            cut += f"; the near tier above the widest step reaches down to {tier / self.best['fused']:.2f}"
+        # "fused" when the engine fused it from signals it gave (the index); else the given score
+        head = f"{'fused similarity' if len(self.best) > 1 else 'similarity'} {f:.2f} x the best ({cut})"
         lead_tier = self.tiers.get("lead")
         if not on:
             why = [head]

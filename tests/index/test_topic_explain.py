@@ -111,8 +111,8 @@ def test_reranker_explains_topic_and_chain_too():
     ranking = TemporalReranker().rerank("latest pyserve release", cands, now=NOW)
     records = {r["id"]: r for r in ranking.explain_records()}
     assert records["pyserve@2.1.1"]["on_topic"] is True
-    assert records["pyserve@2.1.1"]["topic"].startswith("on topic by fused similarity 0.96 x the best (cut 0.5")
-    assert records["tomlkit@0.12.0"]["topic"].startswith("off topic: fused similarity 0.22 x the best (cut 0.5")
+    assert records["pyserve@2.1.1"]["topic"].startswith("on topic by similarity 0.96 x the best (cut 0.5")
+    assert records["tomlkit@0.12.0"]["topic"].startswith("off topic: similarity 0.22 x the best (cut 0.5")
     # the chain is read from the candidates' own titles: tomlkit's two releases, pyserve's five
     assert records["tomlkit@0.12.0"]["chain"] == {"name": "series 'tomlkit'", "position": 1, "length": 2,
                                                   "newest": "tomlkit@0.13.0"}
