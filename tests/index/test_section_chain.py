@@ -73,8 +73,12 @@ def test_as_of_a_day_the_asked_section_in_force_beats_a_sibling_changed_nearer_t
     assert search_ids(capsys, cli_path, q, NOW, k=2) == want
 
 
-def test_before_an_update_the_section_it_replaced_comes_first(index, cli_path, capsys):
-    q = "What did the Acme terms say about refunds before the March 2025 update?"
+@pytest.mark.parametrize("q", [
+    "What did the Acme terms say about refunds before the March 2025 update?",
+    "What was the wording on refunds in the Acme terms of sale before it changed in March 2025?",
+    "What were the rules on refunds in the Acme terms until the change of 2 March 2025?",
+])
+def test_before_an_update_the_section_it_replaced_comes_first(index, cli_path, capsys, q):
     hits = index.search(q, k=2, now=NOW)
     assert hits.ranked_ids[0] == "acme-terms#refunds@2025-01-10", hits.ranked_ids
     assert search_ids(capsys, cli_path, q, NOW, k=1) == ["acme-terms#refunds@2025-01-10"]
@@ -124,3 +128,64 @@ def test_sectioned_sees_a_newest_version_recorded_alone_on_its_day():
     assert sectioned(of, times, np.array([0.9, 0.5, 0.4, 0.3, 0.2]))
     # every document of the title on its own date: versions or releases, not sections
     assert not sectioned(of, np.array([5.0, 1.0, 2.0, 3.0, 5.0]), np.array([0.9, 0.5, 0.4, 0.3, 0.2]))
+
+
+def test_rank_over_texts_puts_the_version_in_force_first():
+    """rank() -- the reranker's and the stores' path -- finds the section and its renamed version
+    from the candidates' texts alone: as of day 250, the version of day 200 (renamed heading),
+    not the one of day 300 (the best match) nor the sibling of day 240."""
+    from chronorank.kernels import get_kernel
+    from chronorank.ranking import Rules, rank
+    from chronorank.temporal import TemporalConfig
+    from chronorank.types import Intent, Interval
+
+    day = 86400.0
+    body = "You may cancel an order free of charge until it leaves our warehouse"
+    texts = [f"Acme Terms. Cancellation. {body}.", f"Acme Terms. Order cancellation. {body}, or by phone.",
+             f"Acme Terms. Order cancellation. {body}, or by phone or email.",
+             "Acme Terms. Returns. Items can be returned within 60 days.", "Acme Terms. Cookies. We set cookies."]
+    dates = np.array([100.0, 200.0, 300.0, 240.0, 100.0]) * day
+    sim = np.array([0.84, 0.80, 0.86, 0.82, 0.40])  # the old heading's wording matches better
+    signals = {"bm25": np.array([7.0, 8.0, 8.5, 7.5, 1.0]), "dense": np.array([0.8, 0.8, 0.8, 0.8, 0.4]),
+               "lead": np.ones(5)}
+    intent = Intent(query="order cancellation as of day 250", mode="as_of", time_sensitivity=0.05,
+                    target=Interval(250 * day, 251 * day))
+    cfg = TemporalConfig(kernel=get_kernel("exponential(half_life_days=30)"))
+    r = rank(sim, dates, intent=intent, now=400 * day, config=cfg, rules=Rules(), terms=3, signals=signals,
+             texts=texts)
+    assert "section chain" in r.stages
+    order = np.argsort(-r.score, kind="stable")
+    assert order[0] == 1, r.score
+    assert order.tolist().index(0) < order.tolist().index(3)  # the section's versions above the sibling
+
+
+def test_in_force_first_lifts_the_version_in_force_at_the_instant():
+    from chronorank.ranking import asked_instant, in_force_first
+    from chronorank.types import Intent, Interval
+
+    chain = np.array([True, True, True, False])
+    start = np.array([100.0, 200.0, 300.0, 150.0])
+    score = np.array([0.9, 0.5, 0.7, 0.3])
+    live = np.ones(4, dtype=bool)
+    moved = in_force_first(score, chain, start, live, 250.0)
+    assert moved is not None and moved[1] == 1
+    assert np.argmax(moved[0]) == 1 and moved[0][0] == 0.9 and moved[0][2] == 0.7  # the rest keep their order
+    assert in_force_first(score, chain, start, live, 150.0) is None  # already first
+    assert in_force_first(score, chain, start, live, 50.0) is None  # none in force yet
+    # before X: the boundary; a day: its end; now: the reference time; after X: no one state
+    before = Intent(query="q", mode="range", target=Interval(float("-inf"), 500.0), time_sensitivity=0.5,
+                    spans=())
+    assert asked_instant(before, 900.0) == 500.0  # in force at the end of what is asked
+    assert asked_instant(Intent(query="q", mode="as_of", target=Interval(400.0, 486.4), time_sensitivity=0.5),
+                         900.0) == 486.4
+    assert asked_instant(Intent(query="q", mode="recent", target=None, time_sensitivity=0.5), 900.0) == 900.0
+    assert asked_instant(Intent(query="q", mode="timeless", target=None, time_sensitivity=0.0), 900.0) is None
+    from chronorank.intent import parse
+    from chronorank.timeparse import to_epoch
+
+    since = parse("what changed in the Acme terms since March 2025", now="2025-09-01")
+    assert asked_instant(since, to_epoch("2025-09-01")) is None
+    # "before it changed in <month>" / "until the change of <day>": just before it
+    for q, day in [("what did the Acme terms say about refunds before it changed in March 2025", "2025-03-01"),
+                   ("refunds in the Acme terms until the change of 2 March 2025", "2025-03-02")]:
+        assert asked_instant(parse(q, now="2025-09-01"), to_epoch("2025-09-01")) == to_epoch(day), q
