@@ -16,6 +16,9 @@ meets them:
    (a timeless question worded in the present);
 5. ``time``: :func:`chronorank.temporal.apply_temporal` (decay, validity, periods, anchors);
 6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only;
+   on a page in sections (:func:`sectioned`), ``section chain``: :func:`section_chain` -- the best
+   match's section (its versions) ranks first -- and ``in force``: :func:`in_force_first` -- its
+   version in force at the asked instant (:func:`asked_instant`) leads it;
 7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
    first hit's other versions (and the anchor event's page) stay above pages much less similar;
 8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after

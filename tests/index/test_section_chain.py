@@ -189,3 +189,37 @@ def test_in_force_first_lifts_the_version_in_force_at_the_instant():
     for q, day in [("what did the Acme terms say about refunds before it changed in March 2025", "2025-03-01"),
                    ("refunds in the Acme terms until the change of 2 March 2025", "2025-03-02")]:
         assert asked_instant(parse(q, now="2025-09-01"), to_epoch("2025-09-01")) == to_epoch(day), q
+
+
+def _sectioned_bm25(hits):
+    return {h.id: round(float(h.signals["bm25"]), 6) for h in hits}
+
+
+def test_a_page_in_sections_weighs_the_questions_words_at_plain_bm25(index, cli_path, capsys):
+    """The question names the page (rare words: the title matches them already) and the section
+    (ordinary words), so on a page in sections BM25 counts the words at plain idf (``idf_power``
+    0); releases, each titled with its own version, keep ``idf_power``."""
+    import json
+
+    from chronorank.cli import main
+
+    q = "What do the Acme shop terms of sale say about refunds right now?"
+    hits = index.search(q, k=4, now=NOW)
+    plain = index.search(q, k=4, now=NOW, config=index.config.replace(idf_power=0.0))
+    assert index.config.idf_power > 0
+    assert _sectioned_bm25(hits) == _sectioned_bm25(plain)
+    capsys.readouterr()
+    assert main(["search", str(cli_path), q, "--now", NOW, "-k", "4", "--json"]) == 0
+    cli = {h["id"]: round(h["signals"]["bm25"], 6) for h in json.loads(capsys.readouterr().out)["hits"]}
+    assert cli == _sectioned_bm25(hits)
+
+    releases = TemporalIndex()
+    releases.add([{"id": f"httpx-{v}", "date": d, "text": f"httpx {v} release notes. {body}"} for v, d, body in [
+        ("0.7.0", "2024-01-10", "Adds HTTP/2 support and a new connection pool."),
+        ("0.8.0", "2024-05-02", "Drops Python 3.7 and adds trio support."),
+        ("0.9.0", "2024-09-12", "A new transport API and faster connection reuse."),
+    ]] + [{"id": "requests-2.32", "date": "2024-06-01",
+           "text": "requests 2.32 release notes. Connection pool fixes and a new adapter."}])
+    q = "latest httpx connection pool release"
+    assert _sectioned_bm25(releases.search(q, k=4, now=NOW)) != _sectioned_bm25(
+        releases.search(q, k=4, now=NOW, config=releases.config.replace(idf_power=0.0)))
