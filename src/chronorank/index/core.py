@@ -390,7 +390,7 @@ class TemporalIndex:
         if prep.sections and cfg.idf_power and "bm25" in signals:
             # a page in sections: the question names the page (its rare words: the service, the
             # product) and the section (ordinary words: "security and privacy"); the title matches
-            # the page already, so the section's words count at plain BM25 (``sectioned_bm25``)
+            # the page already, so the section's words count at plain BM25 (index/config.py, idf_power)
             cfg = cfg.replace(idf_power=0.0)
             signals = {**signals, "bm25": self._bm25(snap, keyword_text(spelled, intent.lang), cfg)}
             cols = _Columns.of(snap, signals, cfg, rows)
