@@ -19,6 +19,9 @@ meets them:
    (:func:`topic_decision` keeps the numbers for the explanation); ``facet``: :func:`facet_first`
    -- the on-topic pages matching the question's specific part rank first, so relative recency is
    measured within them;
+   on a page in sections (:func:`sectioned`), ``section chain``: :func:`section_chain` -- the best
+   match's section (its versions) ranks first -- and ``in force``: :func:`in_force_first` -- its
+   version in force at the asked instant (:func:`asked_instant`) leads it;
 7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
    first hit's other versions (and the anchor event's page) stay above pages much less similar;
 8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after
@@ -75,6 +78,7 @@ __all__ = [
     "TopicDecision",
     "across_boundary",
     "anchor_event",
+    "asked_instant",
     "chain_of",
     "chains_of",
     "burst_scale",
@@ -85,11 +89,14 @@ __all__ = [
     "first_versions",
     "flatten_margin",
     "flatten_top",
+    "in_force_first",
     "lead_cut",
     "may_be_current",
     "open_side",
     "prepare",
     "rank",
+    "section_chain",
+    "section_key",
     "sectioned",
     "series_key",
     "shape_factor",
@@ -100,8 +107,8 @@ __all__ = [
 ]
 
 #: The stages in order (what ``meta["stages"]`` names).
-STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "facet", "versions",
-          "across the boundary", "version conflict")
+STAGES = ("shape", "burst", "flatten", "title chains", "time", "topic first", "facet", "section chain", "in force",
+          "versions", "across the boundary", "version conflict")
 
 #: The rules' defaults, read by ``IndexConfig`` too (one set of defaults for every engine).
 DEFAULT_TIE_BREAK = 0.02
@@ -339,12 +346,14 @@ SECTION_PEERS = 64
 
 
 def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, sim: np.ndarray) -> bool:
-    """Whether the best match is a section of a page: another candidate shares its title
+    """Whether the best match is a section of a page: two candidates share its title
     (``titles_of(positions)``: a code per position, equal for equal leads, -1 for none; as
-    :func:`title_codes`) *and* its date. Versions of a page or releases of a project each have
+    :func:`title_codes`) *and* one date. Versions of a page or releases of a project each have
     their own date; a page recorded in sections has one title and one date for all of them, so
-    its title says which page, not which section (:func:`flatten_margin`). Only the candidates
-    dated as the best match are read, the ``SECTION_PEERS`` most similar of them."""
+    its title says which page, not which section (:func:`flatten_margin`). Read: the
+    candidates dated as the best match (the ``SECTION_PEERS`` most similar of them), and the
+    ``SECTION_PEERS`` most similar candidates -- a section's newest version is often the only
+    one of its page recorded that day, while its siblings share their first record."""
     if not sim.size:
         return False
     best = int(np.argmax(sim))
@@ -352,13 +361,20 @@ def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, 
     if not np.isfinite(when):
         return False
     same = np.flatnonzero(times == when)
-    if same.shape[0] < 2:
-        return False
     if same.shape[0] > SECTION_PEERS:  # the best match is the most similar: always kept
         same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
-    codes = np.asarray(titles_of(same))
-    code = codes[same == best][0]
-    return bool(code >= 0 and np.count_nonzero(codes == code) > 1)
+    near = np.argpartition(-sim, SECTION_PEERS - 1)[:SECTION_PEERS] if sim.shape[0] > SECTION_PEERS \
+        else np.arange(sim.shape[0])
+    pos = np.union1d(same, np.append(near, best))
+    codes = np.asarray(titles_of(pos))
+    code = codes[pos == best][0]
+    if code < 0:
+        return False
+    mine = pos[codes == code]
+    if np.count_nonzero(times[mine] == when) > 1:
+        return True
+    dated = np.sort(times[mine][np.isfinite(times[mine])])
+    return bool(dated.shape[0] > 1 and (dated[1:] == dated[:-1]).any())
 
 
 def topic_floors(
@@ -755,6 +771,125 @@ def series_key(text: str, tokens: int) -> str:
     return " ".join(w for w in words if not any(c.isdigit() for c in w)).lower()
 
 
+def section_key(text: str, tokens: int) -> str:
+    """A section's identity on a page recorded in sections (:mod:`chronorank.sections`: the
+    page's title, then the heading, then the body): the words of its first two sentences, at
+    most ``tokens`` of each, lower-cased, without the words holding a digit ("Acme Terms. 4.
+    Refunds. Refunds are ..." -> "acme terms | refunds"): every recording of the section keeps
+    its title and heading, and renumbering the clauses keeps it."""
+    cut = lead_cut(text)
+    title = _words_of(text[:cut], tokens)
+    rest = text[cut + 1:]
+    head = _words_of(rest[: lead_cut(rest)], tokens)
+    if not head:  # a clause number as its own sentence ("4. Refunds.")
+        rest = rest[lead_cut(rest) + 1:]
+        head = _words_of(rest[: lead_cut(rest)], tokens)
+    return title + " | " + head
+
+
+def _words_of(text: str, tokens: int) -> str:
+    words = re.findall(r"\w+", text.lower())
+    return " ".join(itertools.islice((w for w in words if not any(c.isdigit() for c in w)), tokens))
+
+
+#: :func:`section_chain` reads the section keys of at most this many of the best matches
+SECTION_POOL = 64
+
+
+def section_chain(
+    sim: np.ndarray, live: np.ndarray, keys_of: Callable[[np.ndarray], Sequence[str]],
+    texts_of: Callable[[np.ndarray], Sequence[str]] | None = None,
+) -> np.ndarray | None:
+    """The best match's section -- every recording of it among the ``SECTION_POOL`` most
+    similar live candidates (``keys_of(positions)``: their :func:`section_key`) -- on a page
+    recorded in sections (:func:`sectioned`). The question names a section; the sections of
+    its page share the title, and a fresher sibling is no answer to it however close its
+    match: the best match's section ranks first and time picks the version inside it. Its
+    versions are near-duplicates of the best match, so they are among its closest matches.
+    ``texts_of`` (the candidates' texts) adds a version whose heading was renamed. None when no
+    candidate is live."""
+    if not live.any():
+        return None
+    masked = np.where(live, sim, -np.inf)
+    best = int(np.argmax(masked))
+    n = sim.shape[0]
+    near = np.flatnonzero(live) if int(np.count_nonzero(live)) <= SECTION_POOL else \
+        np.argpartition(-masked, SECTION_POOL - 1)[:SECTION_POOL]
+    near = np.union1d(near, [best])
+    keys = np.array(list(keys_of(near)), dtype=object)
+    key = keys[near == best][0]
+    chain = np.zeros(n, dtype=bool)
+    chain[near[keys == key]] = True
+    if texts_of is not None:
+        # a renamed heading ("Termination" -> "Term and termination"): the same title, half the
+        # heading's words shared, and a body mostly of the same words
+        title, _, head = key.partition(" | ")
+        others = [i for i, k in zip(near.tolist(), keys.tolist()) if k != key and k.partition(" | ")[0] == title]
+        if others:
+            body = texts_of(np.array([best, *others]))
+            mine = _body_words(body[0])
+            words = set(head.split())
+            for i, k, b in zip(others, (keys[near == i][0] for i in others), body[1:]):
+                theirs = set(k.partition(" | ")[2].split())
+                if 2 * len(words & theirs) >= min(len(words), len(theirs)) > 0:
+                    other = _body_words(b)
+                    if len(mine & other) >= RENAMED_BODY * len(mine | other):
+                        chain[i] = True
+    return chain
+
+
+#: :func:`section_chain`: a renamed section's body shares at least this share of its words
+#: (Jaccard) with the best match's
+RENAMED_BODY = 0.5
+
+
+def _body_words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text[:4000].lower()))
+
+
+def asked_instant(intent: Intent, now: float) -> float | None:
+    """The instant whose state the question asks about: now for "now", the end of the day or
+    period asked (what was in force at its end: a period's last version, the version of the
+    day), the boundary of "before X" (in force just before it); None for a timeless question
+    and for "after / since X" (the changes after X, not one state)."""
+    side = open_side(intent)
+    if side is not None:
+        return side[1] if side[0] == "before" else None
+    if intent.mode == "recent":
+        return now
+    t = intent.target
+    if intent.mode in ("as_of", "range") and t is not None and math.isfinite(t.end):
+        return min(t.end, now)
+    return None
+
+
+def in_force_first(
+    score: np.ndarray, chain: np.ndarray, start: np.ndarray, live: np.ndarray, instant: float,
+) -> tuple[np.ndarray, int] | None:
+    """The version of the section (``chain``, from :func:`section_chain`) in force at
+    ``instant`` -- the latest one starting before it -- ranks first of its versions; the others
+    keep their order. The versions of one section are near-duplicates, so their similarities
+    say nothing of which one is asked; soft time weights next to them let a version a few days
+    after the asked day, or the one the change replaced, come first. Returns the new scores and
+    the moved position, or None when nothing moves (no live version started before ``instant``,
+    or it is first already)."""
+    mine = chain & live
+    with np.errstate(invalid="ignore"):
+        before = mine & (start < instant)  # NaN (undated) is never in force
+    if not before.any():
+        return None
+    pick = np.flatnonzero(before)
+    latest = float(start[pick].max())
+    cand = pick[start[pick] == latest]
+    j = int(cand[np.argmax(score[cand])])
+    top = float(np.max(score, where=mine, initial=-np.inf))
+    if score[j] >= top:
+        return None
+    out = np.array(score, dtype=np.float64, copy=True)
+    out[j] = np.nextafter(top, np.inf)
+    return out, j
+
+
 def first_versions(
     score: np.ndarray, live: np.ndarray, on_topic: np.ndarray, version_floor: float | None, *,
     groups: np.ndarray | None = None, keys: Callable[[np.ndarray], Sequence[str]] | None = None,
@@ -1004,7 +1139,8 @@ def rank(
     prepared: Prepared | None = None, pool: Pool | None = None, outside: float = -math.inf,
     event: int | None = None, titles: Callable[[], np.ndarray] | None = None,
     keys: Callable[[np.ndarray], Sequence[str]] | None = None, conflicts: Conflicts | None = None,
-    top_k: Callable[..., np.ndarray] = tied_at_cut,
+    top_k: Callable[..., np.ndarray] = tied_at_cut, sections: Callable[[np.ndarray], Sequence[str]] | None = None,
+    texts_of: Callable[[np.ndarray], Sequence[str]] | None = None,
 ) -> Ranked:
     """The ranking: every stage, in order, over one candidate set's columns. The index runs it
     over its rows or its pool (``index/core.py::_score_rows``), the reranker (so every rerank
@@ -1051,6 +1187,12 @@ def rank(
         if keys is None:
             def keys(pos: np.ndarray) -> list[str]:  # only the positions first_versions asks about
                 return [series_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
+        if sections is None:
+            def sections(pos: np.ndarray) -> list[str]:  # only the positions section_chain asks about
+                return [section_key(cands[i], rules.lead_tokens) for i in pos.tolist()]
+        if texts_of is None:
+            def texts_of(pos: np.ndarray) -> list[str]:
+                return [cands[i] for i in pos.tolist()]
     prep = prepared if prepared is not None else prepare(
         sim, times, intent=intent, now=now, config=config, rules=rules, terms=terms, titles_of=titles_of)
     rules, intent, tplan, cut = prep.rules, prep.intent, prep.plan, prep.cut
@@ -1102,6 +1244,18 @@ def rank(
                 if decision is not None:
                     decision = dataclasses.replace(
                         decision, facet=float(np.min(sig["bm25"], where=facet, initial=np.inf)))
+    # 6b. section chain: on a page in sections, the best match's section first
+    if prep.sections and sections is not None and n:
+        chain = section_chain(raw_sim, np.ones(n, dtype=bool) if live is None else live, sections, texts_of)
+        if chain is not None:
+            score = rank_first(score, chain, keep)
+            on_topic = chain
+            stages.append("section chain")
+            instant = asked_instant(intent, now)
+            moved_first = None if instant is None else in_force_first(score, chain, res.start, keep, instant)
+            if moved_first is not None:
+                score = moved_first[0]
+                stages.append("in force")
     if on_topic is not None and rules.version_floor is not None:
         # 7. versions: the first hit's (and the anchor event's page) stay above much less similar pages
         vec = vectors if vectors is None or callable(vectors) else (lambda pos: vectors[pos])  # type: ignore[index]

@@ -77,6 +77,7 @@ from chronorank.ranking import (  # the ranking: one pipeline of named stages (t
     chains_of,
     prepare,
     rank,
+    section_key,
 )
 from chronorank.ranking import flatten_top as _flatten_top
 from chronorank.ranking import kth_largest as _kth_largest
@@ -388,6 +389,17 @@ class TemporalIndex:
                        terms=terms, burst_cache=snap.derived if cols.rows is None else None,
                        titles_of=lambda pos: _title_codes_of(snap, pos if cols.rows is None else cols.rows[pos],
                                                              cfg.lead_tokens))
+        if prep.sections and cfg.idf_power and "bm25" in signals:
+            # a page in sections: the question names the page (its rare words: the service, the
+            # product) and the section (ordinary words: "security and privacy"); the title matches
+            # the page already, so the section's words count at plain BM25 (index/config.py, idf_power)
+            cfg = cfg.replace(idf_power=0.0)
+            signals = {**signals, "bm25": self._bm25(snap, keyword_text(spelled, intent.lang), cfg)}
+            cols = _Columns.of(snap, signals, cfg, rows)
+            prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
+                           terms=terms, burst_cache=snap.derived if cols.rows is None else None,
+                           titles_of=lambda pos: _title_codes_of(snap, pos if cols.rows is None else cols.rows[pos],
+                                                                 cfg.lead_tokens))
         intent = prep.intent
         if prep.sections and prep.flatten:
             cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
@@ -567,11 +579,8 @@ class TemporalIndex:
         # the keyword signals first: after a threaded mat-vec, OpenBLAS's worker spins for a
         # while on the second core, and single-threaded work done then competes with it
         if cfg.keyword_weight > 0:
-            vocab = self._vocab
             words = topical if keywords is None else keywords
-            tw = {vocab[t]: w for t, w in query_weights(words).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
-            uniq = np.array(sorted(tw), dtype=np.int64)  # Bm25Matrix.scores: sorted unique ids
-            counts = np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
+            uniq, counts = self._keyword_ids(snap, words)
             body = snap.bm25(self.k1, self.b)
             out["bm25"] = body.scores(uniq, weights=counts, idf_power=cfg.idf_power)
             if cfg.lead_weight > 0:
@@ -605,6 +614,18 @@ class TemporalIndex:
                 "set keyword_weight > 0 or add documents with vectors."
             )
         return out
+
+    def _keyword_ids(self, snap: _Snapshot, words: str) -> tuple[np.ndarray, np.ndarray]:
+        """The query's known terms (sorted unique ids, as ``Bm25Matrix.scores`` wants) and counts."""
+        vocab = self._vocab
+        tw = {vocab[t]: w for t, w in query_weights(words).items() if vocab.get(t, snap.n_terms) < snap.n_terms}
+        uniq = np.array(sorted(tw), dtype=np.int64)
+        return uniq, np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
+
+    def _bm25(self, snap: _Snapshot, words: str, cfg: IndexConfig) -> np.ndarray:
+        """The BM25 signal alone (what :meth:`_signals` gives as ``bm25``)."""
+        uniq, counts = self._keyword_ids(snap, words)
+        return snap.bm25(self.k1, self.b).scores(uniq, weights=counts, idf_power=cfg.idf_power)
 
     # ------------------------------------------------------------------ persistence
 
@@ -924,6 +945,8 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
         prepared=q.prep, pool=None if sel is None else sel.info, outside=-math.inf if sel is None else sel.sim_cut,
         event=event, titles=lambda: _titles(snap, rows),
         keys=lambda pos: _series_keys(snap, doc(pos), cfg.lead_tokens),
+        sections=lambda pos: [section_key(snap.records[r]["text"], cfg.lead_tokens) for r in doc(pos).tolist()],
+        texts_of=lambda pos: [snap.records[r]["text"] for r in doc(pos).tolist()],
         conflicts=None if asked is None else (lambda score, live, also, tier: conflicts(
             snap, rows, asked, lang, score=score, live=live, k=q.k, also=also, tier=tier)),
         top_k=_top_k,
