@@ -48,6 +48,20 @@ def test_a_late_worker_takes_nothing_and_writes_nothing() -> None:
     assert np.array_equal(out, before) and np.array_equal(out, np.vecdot(v, q))
 
 
+def test_a_begun_mat_vec_is_finished_after_other_work_to_the_bit() -> None:
+    """``_MatVec.start``: the worker takes chunks while the caller does something else (the
+    keyword signals); the call it returns finishes the rest and gives the per-row dots."""
+    v, q = _matrix(5000, 4)
+    mv = _MatVec()
+    finish = mv.start(v, q)
+    other = np.sort(np.random.default_rng(4).random(20_000))  # the caller's own work meanwhile
+    out = finish()
+    assert other.shape == (20_000,) and np.array_equal(out, np.vecdot(v, q))
+    idle = _MatVec()
+    idle._submit = lambda fn: None  # type: ignore[method-assign]  # no worker: the finish does every chunk
+    assert np.array_equal(idle.start(v, q)(), np.vecdot(v, q))
+
+
 def test_concurrent_searches_share_the_worker() -> None:
     mats = [_matrix(3000 + 17 * i, 10 + i) for i in range(6)]
     mv = _MatVec()
