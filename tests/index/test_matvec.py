@@ -159,3 +159,30 @@ def test_a_narrow_filter_scores_its_rows_as_the_whole_mat_vec_would(monkeypatch:
     for a, b in zip(few, whole):
         assert a.ids == b.ids and len(a.ids) == 10
         assert np.array_equal(a.signals["dense"], b.signals["dense"]) and np.array_equal(a.score, b.score)
+
+
+def test_the_mat_vec_begun_before_the_question_is_read_ranks_as_the_one_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector given with the index's own configuration over every row: the cosines are begun
+    before the question is parsed (``TemporalIndex._early_dense``); the same search with a
+    per-call configuration (the same values) computes them at the usual point. Same ranking."""
+    from chronorank.index import TemporalIndex, core
+
+    monkeypatch.setattr(core, "SMALL_MATVEC", 1)  # every matrix is "large": the two-thread path
+    begun: list[int] = []
+    real = core._cosines_start
+    monkeypatch.setattr(core, "_cosines_start", lambda v, q: begun.append(v.shape[0]) or real(v, q))
+    rng = np.random.default_rng(11)
+    n = 300
+    docs = [{"id": f"d{i}", "text": f"beta w{i % 11} release {i % 5}", "date": 1.7e9 - 86400.0 * i,
+             "metadata": {"project": f"p{i % 4}"}} for i in range(n)]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs, vectors=rng.standard_normal((n, DIM), dtype=np.float32))
+    q = rng.standard_normal(DIM, dtype=np.float32)
+    early = idx.search("latest beta release", k=10, now=1.7e9, vector=q)
+    assert begun == [n]
+    usual = idx.search("latest beta release", k=10, now=1.7e9, vector=q, config=idx.config)
+    assert begun == [n, n]
+    assert early.ids == usual.ids and len(early.ids) == 10
+    assert np.array_equal(early.signals["dense"], usual.signals["dense"]) and np.array_equal(early.score, usual.score)
+    with pytest.raises(Exception, match="vector"):
+        idx.search("latest beta release", k=10, now=1.7e9, vector=np.zeros(DIM, dtype=np.float32))

@@ -343,10 +343,11 @@ class TemporalIndex:
         dense signal, ``vector`` and ``ann`` are left out: keyword + time for every document,
         said in ``meta["dense"]`` and the explanation.
         """
+        snap = self._snap
+        early = self._early_dense(snap, vector, config, overrides, candidates, ann, filter)
         pq = prepare_query(query, k, now, intent, IndexConfig.from_spec(config) if config is not None else self.config,
                            overrides)
         cfg, now_s, intent = pq.config, pq.now, pq.intent
-        snap = self._snap
         topical = anchor_subject(pq.topical, intent)
 
         flt = parse_filter(filter)
@@ -379,7 +380,8 @@ class TemporalIndex:
             return _empty_ranking(query, intent, now_s)
         # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
         few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
-        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang),
+                                early=early if rows is None else None)
         cols = _Columns.of(snap, signals, cfg, rows)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
@@ -406,6 +408,26 @@ class TemporalIndex:
         import asyncio
 
         return await asyncio.to_thread(self.add, list(docs), vectors, embed=embed)
+
+    def _early_dense(
+        self, snap: _Snapshot, vector: Any, config: Any, overrides: Mapping[str, Any], candidates: Any, ann: Any,
+        flt: Any,
+    ) -> Callable[[], np.ndarray] | None:
+        """The whole corpus's cosines begun before the question is read (``_MatVec.start``: the
+        worker thread takes chunks while this one parses it and scores its keywords), when the
+        call has decided them already: a vector given, this index's own configuration, every
+        row (no filter, candidates or ANN pool), a large matrix. None otherwise, and for a
+        vector that is not valid (its error comes in its turn, after the question's)."""
+        vecs = snap.vectors
+        if (vector is None or config is not None or overrides or candidates is not None or ann or flt is not None
+                or self.config.dense_weight <= 0 or vecs is None or snap.pending is not None
+                or vecs.size < SMALL_MATVEC):
+            return None
+        try:
+            q = _as_matrix(vector, self.dim, "vector")[0]
+        except InvalidInput:
+            return None
+        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32))
 
     def _glued_names(self, snap: _Snapshot, topical: str) -> str:
         """``query_prep.glued_names`` with the whole corpus's document frequencies (BM25 idf)."""
@@ -551,17 +573,20 @@ class TemporalIndex:
 
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
-        keywords: str | None = None,
+        keywords: str | None = None, early: Callable[[], np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
         is cut later).
-        ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
+        ``keywords`` is the text for the keyword lanes when it differs from ``topical``;
+        ``early``: the whole corpus's cosines begun already (``_early_dense``)."""
         out: dict[str, np.ndarray] = {}
         dense: Callable[[], np.ndarray] | None = None
         # the mat-vec begun first: a large one's chunks go to the worker thread while this
         # one scores the keywords, then joins it (``_MatVec.start``)
-        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
+        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None and early is not None:
+            dense = early
+        elif cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
             # while vectors are still being embedded, keyword + time only (index/background.py)
             if vector is not None:
                 q = _as_matrix(vector, self.dim, "vector")[0]
@@ -1273,12 +1298,17 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        # one float64 array, updated in place (the same operations, in the same order)
-        d = dense.astype(np.float64)
-        np.clip(d, 0.0, 1.0, out=d)
-        if cfg.dense_scale == "max" and d.size and d.max() > 0:
-            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
-        sim = np.multiply(d, cfg.dense_weight, out=d)
+        if cfg.dense_scale == "max" or dense.dtype != np.float32:
+            # one float64 array, updated in place (the same operations, in the same order)
+            d = dense.astype(np.float64)
+            np.clip(d, 0.0, 1.0, out=d)
+            if cfg.dense_scale == "max" and d.size and d.max() > 0:
+                np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+            sim = np.multiply(d, cfg.dense_weight, out=d)
+        else:
+            # the same values in fewer passes: clipped in float32 (0 and 1 are exact in both,
+            # the widening is exact and keeps order), widened by the multiplication itself
+            sim = np.multiply(np.clip(dense, 0.0, 1.0), cfg.dense_weight, dtype=np.float64)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
