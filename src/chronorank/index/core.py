@@ -1195,9 +1195,10 @@ class _MatVec:
     half; here a chunk the worker has not taken is done by the caller. Each row is one dot product, so the result does not depend on who computes which
     chunk (bit-identical to ``np.vecdot`` over the whole matrix). A worker that never starts
     (busy with another search, or lost across a fork) only means the caller does every chunk.
-    ``start`` hands the chunks over before the caller joins in, so that a search scores its
-    keywords meanwhile (100k documents, the mode queries of benchmarks/index_speed.py, one
-    interleaved run on the loaded machine: search p50 1.48x -> 1.33x of the bare mat-vec).
+    ``start`` hands the chunks over before the caller joins in, so that a search parses its
+    question and scores its keywords meanwhile: a gain only while the second core is free (100k
+    documents, the mode queries of benchmarks/index_speed.py on the shared 2-core machine: one
+    run 1.48x -> 1.33x of the bare mat-vec, a later one at higher load within its noise).
     """
 
     CHUNKS = 16
