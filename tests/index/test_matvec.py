@@ -48,6 +48,20 @@ def test_a_late_worker_takes_nothing_and_writes_nothing() -> None:
     assert np.array_equal(out, before) and np.array_equal(out, np.vecdot(v, q))
 
 
+def test_a_begun_mat_vec_is_finished_after_other_work_to_the_bit() -> None:
+    """``_MatVec.start``: the worker takes chunks while the caller does something else (the
+    keyword signals); the call it returns finishes the rest and gives the per-row dots."""
+    v, q = _matrix(5000, 4)
+    mv = _MatVec()
+    finish = mv.start(v, q)
+    other = np.sort(np.random.default_rng(4).random(20_000))  # the caller's own work meanwhile
+    out = finish()
+    assert other.shape == (20_000,) and np.array_equal(out, np.vecdot(v, q))
+    idle = _MatVec()
+    idle._submit = lambda fn: None  # type: ignore[method-assign]  # no worker: the finish does every chunk
+    assert np.array_equal(idle.start(v, q)(), np.vecdot(v, q))
+
+
 def test_concurrent_searches_share_the_worker() -> None:
     mats = [_matrix(3000 + 17 * i, 10 + i) for i in range(6)]
     mv = _MatVec()
@@ -145,3 +159,30 @@ def test_a_narrow_filter_scores_its_rows_as_the_whole_mat_vec_would(monkeypatch:
     for a, b in zip(few, whole):
         assert a.ids == b.ids and len(a.ids) == 10
         assert np.array_equal(a.signals["dense"], b.signals["dense"]) and np.array_equal(a.score, b.score)
+
+
+def test_the_mat_vec_begun_before_the_question_is_read_ranks_as_the_one_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector given with the index's own configuration over every row: the cosines are begun
+    before the question is parsed (``TemporalIndex._early_dense``); the same search with a
+    per-call configuration (the same values) computes them at the usual point. Same ranking."""
+    from chronorank.index import TemporalIndex, core
+
+    monkeypatch.setattr(core, "SMALL_MATVEC", 1)  # every matrix is "large": the two-thread path
+    begun: list[int] = []
+    real = core._cosines_start
+    monkeypatch.setattr(core, "_cosines_start", lambda v, q: begun.append(v.shape[0]) or real(v, q))
+    rng = np.random.default_rng(11)
+    n = 300
+    docs = [{"id": f"d{i}", "text": f"beta w{i % 11} release {i % 5}", "date": 1.7e9 - 86400.0 * i,
+             "metadata": {"project": f"p{i % 4}"}} for i in range(n)]
+    idx = TemporalIndex(embedder=None)
+    idx.add(docs, vectors=rng.standard_normal((n, DIM), dtype=np.float32))
+    q = rng.standard_normal(DIM, dtype=np.float32)
+    early = idx.search("latest beta release", k=10, now=1.7e9, vector=q)
+    assert begun == [n]
+    usual = idx.search("latest beta release", k=10, now=1.7e9, vector=q, config=idx.config)
+    assert begun == [n, n]
+    assert early.ids == usual.ids and len(early.ids) == 10
+    assert np.array_equal(early.signals["dense"], usual.signals["dense"]) and np.array_equal(early.score, usual.score)
+    with pytest.raises(Exception, match="vector"):
+        idx.search("latest beta release", k=10, now=1.7e9, vector=np.zeros(DIM, dtype=np.float32))

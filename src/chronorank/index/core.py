@@ -346,10 +346,11 @@ class TemporalIndex:
         dense signal, ``vector`` and ``ann`` are left out: keyword + time for every document,
         said in ``meta["dense"]`` and the explanation.
         """
+        snap = self._snap
+        early = self._early_dense(snap, vector, config, overrides, candidates, ann, filter)
         pq = prepare_query(query, k, now, intent, IndexConfig.from_spec(config) if config is not None else self.config,
                            overrides)
         cfg, now_s, intent = pq.config, pq.now, pq.intent
-        snap = self._snap
         topical = anchor_subject(pq.topical, intent)
 
         flt = parse_filter(filter)
@@ -382,7 +383,8 @@ class TemporalIndex:
             return _empty_ranking(query, intent, now_s)
         # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
         few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
-        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang),
+                                early=early if rows is None else None)
         cols = _Columns.of(snap, signals, cfg, rows)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
@@ -420,6 +422,26 @@ class TemporalIndex:
         import asyncio
 
         return await asyncio.to_thread(self.add, list(docs), vectors, embed=embed)
+
+    def _early_dense(
+        self, snap: _Snapshot, vector: Any, config: Any, overrides: Mapping[str, Any], candidates: Any, ann: Any,
+        flt: Any,
+    ) -> Callable[[], np.ndarray] | None:
+        """The whole corpus's cosines begun before the question is read (``_MatVec.start``: the
+        worker thread takes chunks while this one parses it and scores its keywords), when the
+        call has decided them already: a vector given, this index's own configuration, every
+        row (no filter, candidates or ANN pool), a large matrix. None otherwise, and for a
+        vector that is not valid (its error comes in its turn, after the question's)."""
+        vecs = snap.vectors
+        if (vector is None or config is not None or overrides or candidates is not None or ann or flt is not None
+                or self.config.dense_weight <= 0 or vecs is None or snap.pending is not None
+                or vecs.size < SMALL_MATVEC):
+            return None
+        try:
+            q = _as_matrix(vector, self.dim, "vector")[0]
+        except InvalidInput:
+            return None
+        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32))
 
     def _glued_names(self, snap: _Snapshot, topical: str) -> str:
         """``query_prep.glued_names`` with the whole corpus's document frequencies (BM25 idf)."""
@@ -569,15 +591,33 @@ class TemporalIndex:
 
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
-        keywords: str | None = None,
+        keywords: str | None = None, early: Callable[[], np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
         is cut later).
-        ``keywords`` is the text for the keyword lanes when it differs from ``topical``."""
+        ``keywords`` is the text for the keyword lanes when it differs from ``topical``;
+        ``early``: the whole corpus's cosines begun already (``_early_dense``)."""
         out: dict[str, np.ndarray] = {}
-        # the keyword signals first: after a threaded mat-vec, OpenBLAS's worker spins for a
-        # while on the second core, and single-threaded work done then competes with it
+        dense: Callable[[], np.ndarray] | None = None
+        # the mat-vec begun first: a large one's chunks go to the worker thread while this
+        # one scores the keywords, then joins it (``_MatVec.start``)
+        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None and early is not None:
+            dense = early
+        elif cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
+            # while vectors are still being embedded, keyword + time only (index/background.py)
+            if vector is not None:
+                q = _as_matrix(vector, self.dim, "vector")[0]
+            elif self.embedder is not None:
+                q = embed_queries(self.embedder, [topical])[0]
+            else:
+                raise InvalidInput(
+                    "this index holds vectors but has no embedder to embed the query; pass "
+                    "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
+                    "or dense_weight=0 for keywords only."
+                )
+            qv = np.ascontiguousarray(q, dtype=np.float32)
+            dense = _cosines_start(snap.vectors if rows is None else snap.vectors[rows], qv)
         if cfg.keyword_weight > 0:
             words = topical if keywords is None else keywords
             uniq, counts = self._keyword_ids(snap, words)
@@ -592,22 +632,8 @@ class TemporalIndex:
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
-        if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:
-            # while vectors are still being embedded, keyword + time only (index/background.py)
-            if vector is not None:
-                q = _as_matrix(vector, self.dim, "vector")[0]
-            elif self.embedder is not None:
-                q = embed_queries(self.embedder, [topical])[0]
-            else:
-                raise InvalidInput(
-                    "this index holds vectors but has no embedder to embed the query; pass "
-                    "vector=... to search(), an embedder to TemporalIndex.load(path, embedder=...), "
-                    "or dense_weight=0 for keywords only."
-                )
-            qv = np.ascontiguousarray(q, dtype=np.float32)
-            out["dense"] = _cosines(snap.vectors if rows is None else snap.vectors[rows], qv)
-        if "dense" in out and len(out) > 1:
-            out = {"dense": out.pop("dense"), **out}  # the order the signals are shown in
+        if dense is not None:
+            out = {"dense": dense(), **out}  # the order the signals are shown in
         if not out:
             raise InvalidInput(
                 "no similarity signal is available: the index has no vectors and keyword_weight=0; "
@@ -1200,6 +1226,10 @@ class _MatVec:
     half; here a chunk the worker has not taken is done by the caller. Each row is one dot product, so the result does not depend on who computes which
     chunk (bit-identical to ``np.vecdot`` over the whole matrix). A worker that never starts
     (busy with another search, or lost across a fork) only means the caller does every chunk.
+    ``start`` hands the chunks over before the caller joins in, so that a search parses its
+    question and scores its keywords meanwhile: a gain only while the second core is free (100k
+    documents, the mode queries of benchmarks/index_speed.py on the shared 2-core machine: one
+    run 1.48x -> 1.33x of the bare mat-vec, a later one at higher load within its noise).
     """
 
     CHUNKS = 16
@@ -1216,6 +1246,11 @@ class _MatVec:
         self._pool = None
 
     def __call__(self, vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return self.start(vectors, q)()
+
+    def start(self, vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+        """Hand the chunks to the worker now; the returned call does the chunks left on the
+        calling thread and returns ``vectors @ q`` (the caller works on something else between)."""
         out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
         step = -(-vectors.shape[0] // self.CHUNKS)
         claim = threading.Lock()  # hands out the chunks
@@ -1235,11 +1270,14 @@ class _MatVec:
             with busy:
                 work()
 
+        def finish() -> np.ndarray:
+            work()
+            with busy:  # the chunks the worker took are written
+                pass
+            return out
+
         self._submit(worker)
-        work()
-        with busy:  # the chunks the worker took are written
-            pass
-        return out
+        return finish
 
     def _submit(self, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -1258,12 +1296,19 @@ _matvec = _MatVec()
 def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``vectors @ q`` (float32) as per-row dot products, on two threads for a large matrix
     (``SMALL_MATVEC``, ``_MatVec``)."""
+    return _cosines_start(vectors, q)()
+
+
+def _cosines_start(vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+    """:func:`_cosines` begun: a large matrix's chunks go to the worker at once, and the
+    returned call finishes them (the calling thread's keyword signals run in between)."""
     vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
     if vecdot is None:
-        return np.einsum("ij,j->i", vectors, q) if vectors.size < SMALL_MATVEC else vectors @ q
+        out = np.einsum("ij,j->i", vectors, q) if vectors.size < SMALL_MATVEC else vectors @ q
+        return lambda: out
     if vectors.size < SMALL_MATVEC:
-        return np.asarray(vecdot(vectors, q), dtype=np.float32)
-    return _matvec(vectors, q)
+        return lambda: np.asarray(vecdot(vectors, q), dtype=np.float32)
+    return _matvec.start(vectors, q)
 
 
 def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
@@ -1285,12 +1330,17 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
     sim = None
     if dense is not None:
         total += cfg.dense_weight
-        # one float64 array, updated in place (the same operations, in the same order)
-        d = dense.astype(np.float64)
-        np.clip(d, 0.0, 1.0, out=d)
-        if cfg.dense_scale == "max" and d.size and d.max() > 0:
-            np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
-        sim = np.multiply(d, cfg.dense_weight, out=d)
+        if cfg.dense_scale == "max" or dense.dtype != np.float32:
+            # one float64 array, updated in place (the same operations, in the same order)
+            d = dense.astype(np.float64)
+            np.clip(d, 0.0, 1.0, out=d)
+            if cfg.dense_scale == "max" and d.size and d.max() > 0:
+                np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
+            sim = np.multiply(d, cfg.dense_weight, out=d)
+        else:
+            # the same values in fewer passes: clipped in float32 (0 and 1 are exact in both,
+            # the widening is exact and keeps order), widened by the multiplication itself
+            sim = np.multiply(np.clip(dense, 0.0, 1.0), cfg.dense_weight, dtype=np.float64)
     # the lead keeps its share of the whole (1/3 by default) when a signal is missing, e.g.
     # an index without vectors: at half the total it could push a fresh document whose first
     # line does not repeat the query's words out of the topical cluster, below a stale one
@@ -1431,6 +1481,31 @@ def _starts(snap: _Snapshot, field: str, has_vf: bool) -> tuple[np.ndarray, bool
     return hit
 
 
+def _newest(snap: _Snapshot, field: str, has_vf: bool, ref: float) -> tuple[float, np.ndarray] | None:
+    """About the ``POOL_EXTRA`` newest documents at ``ref`` (none after it): the start they are
+    newer than and their mask, or None when none starts at or before ``ref`` (the last
+    reference time's, cached: it depends on the index state alone)."""
+    key = ("newest", field, has_vf)
+    hit = snap.derived.get(key)
+    if hit is not None and hit[0] == ref:
+        return hit[1]
+    start, _undated, latest = _starts(snap, field, has_vf)
+    n = start.shape[0]
+    smp = start[:: max(1, n // POOL_SAMPLE)]
+    smp = smp[smp <= ref]
+    got = None
+    if smp.size:
+        c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
+        with np.errstate(invalid="ignore"):
+            mask = np.greater(start, c_t)
+            if latest > ref:  # documents after ref: not among its newest
+                np.logical_and(mask, start <= ref, out=mask)
+        mask.flags.writeable = False
+        got = (c_t, mask)
+    snap.derived[key] = (ref, got)
+    return got
+
+
 def _exact_pool(
     snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
     intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
@@ -1551,14 +1626,9 @@ def _exact_pool(
                     if int(np.count_nonzero(wide)) <= 3 * max(int(np.count_nonzero(mask)), POOL_MIN_ROWS):
                         mask, v = wide, t
             ref = tplan.reference_time  # what the anchors are computed at (temporal_geometry)
-            smp = start[:: max(1, n // POOL_SAMPLE)]
-            smp = smp[smp <= ref]
-            if smp.size:
-                c_t = _kth_largest(smp, -(-POOL_EXTRA * smp.shape[0] // n))
-                with np.errstate(invalid="ignore"):
-                    hit = np.greater(start, c_t)
-                    if latest > ref:  # documents after ref: not among its newest
-                        np.logical_and(hit, start <= ref, out=hit)
+            got = _newest(snap, cfg.time_field, has_vf, ref)
+            if got is not None:
+                c_t, hit = got
                 extra = hit if extra is None else np.logical_or(extra, hit, out=extra)
                 newest[ref] = c_t  # outside the pool nothing at or before ref starts after it
     if extra is not None:

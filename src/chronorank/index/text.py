@@ -19,6 +19,7 @@ Rules (the same for documents and queries):
 from __future__ import annotations
 
 import array
+import functools
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -114,10 +115,17 @@ def analyze(text: str, *, stem: bool = True, prefixes: bool = False, series: boo
 def query_weights(text: str) -> dict[str, float]:
     """A query's terms and their weights: repeats add up, a version-series term ("2.3.*")
     counts ``SERIES_WEIGHT`` (the embedded index and the stores weigh queries alike)."""
+    return dict(_query_weights(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _query_weights(text: str) -> tuple[tuple[str, float], ...]:
+    # remembered: one search reads its question's terms three times (its shape, the glued
+    # names, the keyword signals)
     out: dict[str, float] = {}
     for t in analyze(text, series=True):
         out[t] = out.get(t, 0.0) + (SERIES_WEIGHT if t.endswith(SERIES) else 1.0)
-    return out
+    return tuple(out.items())
 
 
 def analyze_many(texts: Iterable[str], *, stem: bool = True, prefixes: bool = False) -> list[list[str]]:
