@@ -66,7 +66,7 @@ from chronorank.index.version_conflict import (
     conflicts,
     version_event,
 )
-from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
     POOL_SAMPLE,
     VERSION_POOL,
@@ -379,7 +379,9 @@ class TemporalIndex:
             return _empty_ranking(query, intent, now_s)
         # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
         few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
-        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang))
+        kw_text = keyword_text(spelled, intent.lang)
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=kw_text,
+                                lead_keywords=name_numbers(kw_text, intent.lang or "en"))
         cols = _Columns.of(snap, signals, cfg, rows)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
@@ -551,7 +553,7 @@ class TemporalIndex:
 
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
-        keywords: str | None = None,
+        keywords: str | None = None, lead_keywords: str | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
@@ -575,6 +577,11 @@ class TemporalIndex:
                 # raised to idf_power, so a title naming both the project and the version
                 # beats one naming only the (rarer) version
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
+                if lead_keywords is not None and lead_keywords != words:
+                    lw = {vocab[t]: w for t, w in query_weights(lead_keywords).items()
+                          if vocab.get(t, snap.n_terms) < snap.n_terms}
+                    uniq = np.array(sorted(lw), dtype=np.int64)
+                    counts = np.array([lw[i] for i in uniq.tolist()], dtype=np.float64)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
         if cfg.dense_weight > 0 and snap.vectors is not None and snap.pending is None:

@@ -688,6 +688,25 @@ def keyword_text(topical: str, lang: str = "en") -> str:
     return topical
 
 
+_NAME_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.]*\w)")
+
+
+def name_numbers(text: str, lang: str = "en") -> str:
+    """``text`` without the numbers that are part of a name (the language file's
+    ``numbered_names``: "python 2.7", "HTTP/2", "python 3.7, 3.8 and 3.9"). For the lead
+    lane: a page's lead names its own release ("scrapy 2.7.0."), so "which sphinx dropped
+    python 2.7" matched every 2.7.0 title there; the name's number stays in the body lane
+    and the embedding, where "dropped python 2.7" is said."""
+    named = get_language(lang).numbered
+    if named is None or not any(c.isdigit() for c in text):
+        return text
+    out = text
+    for m in reversed(list(_NAME_NUMBER.finditer(text))):
+        if named.search(text, max(0, m.start() - 80), m.start()):
+            out = out[:m.start()] + out[m.end():]
+    return " ".join(out.split())
+
+
 def asks_past(query: str, lang: str = "en") -> bool:
     """Whether a question is worded about the past ("how *was* X *originally* introduced",
     "what did it cost"): the language file's ``past_markers``. A question without them asks

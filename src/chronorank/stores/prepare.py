@@ -45,7 +45,7 @@ from chronorank.index.query_prep import (
 )
 from chronorank.index.text import acronym_expansion, query_acronyms
 from chronorank.index.version_conflict import TextRows
-from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
 from chronorank.stores.config import Lanes
 from chronorank.temporal import PreparedQuery, resolve_anchor, without_undated_anchor
 from chronorank.types import Intent, Ranking
@@ -68,6 +68,7 @@ class StoreQuery:
     topical: str  # the text embedded (acronyms spelled out)
     keywords: str  # the keyword lanes' text
     anchor_line: str = ""  # how an anchor was dated, for the explanation
+    lead_keywords: str = ""  # the lead lane's text, when it differs (``intent.rules.name_numbers``)
 
 
 Search = Callable[..., Ranking]
@@ -97,7 +98,9 @@ def store_query(pq: PreparedQuery, search: Search, lanes: Lanes, *, raw: bool = 
         pool = texts if texts is not None else _pool_texts(topical, search, lanes, vector)
         spelled = glued_names(spelled, lambda bare, glued: _docs_with(bare, pool) > _docs_with(glued, pool))
     intent = replace(intent, topical_query=topical)
-    return StoreQuery(intent, spelled, keyword_text(spelled, intent.lang), line)
+    keywords = keyword_text(spelled, intent.lang)
+    lead = name_numbers(keywords, intent.lang or "en")
+    return StoreQuery(intent, spelled, keywords, line, lead if lead != keywords else "")
 
 
 def _docs_with(word: str, texts: list[str]) -> int:

@@ -1,0 +1,74 @@
+"""Issue 29: hand-written lookup and before questions over changelog entries written here,
+through the Python API and through ``chronorank index`` / ``chronorank search`` (the default
+MiniLM index): a number that is part of a name is not a release's number."""
+
+from __future__ import annotations
+
+import pytest
+from cli_support import saved_index, search_ids
+
+from chronorank.index import TemporalIndex
+from chronorank.intent.rules import name_numbers
+
+NOW = "2026-08-20"
+
+
+def _entry(project: str, version: str, date: str, body: str) -> dict[str, str]:
+    return {"id": f"{project}@{version}", "text": f"{project} {version}. {body}", "date": date}
+
+
+DOCS = [
+    # releases numbered like the Python versions the questions name; Python is named everywhere
+    _entry("scrapy", "2.7.0", "2022-10-17", "Added Python 3.11 support. New settings for the HTTP cache."),
+    _entry("requests", "2.7.0", "2015-05-03", "Relicensed the chardet dependency for Python users."),
+    _entry("marshmallow", "2.7.0", "2016-04-04", "Added the Python 3.5 classifiers."),
+    _entry("aiohttp", "3.8.0", "2021-10-31", "Added Python 3.10 support and the fallback charset resolver."),
+    _entry("marshmallow", "3.8.0", "2020-09-16", "Added the fields.IPInterface field for Python 3."),
+    _entry("pytest", "3.8.0", "2018-09-05", "Python warnings are captured by default."),
+    # the entries that name the Python versions
+    _entry("sphinx", "1.8.0", "2018-09-13", "Added the autodoc_default_options setting for Python domains."),
+    _entry("sphinx", "2.0.0", "2019-03-29",
+           "Drop python 2.7 and 3.4 support. The LaTeX builder uses xelatex for Chinese documents. "
+           "The Python domain resolves cross references lazily. Autodoc mocks imports of missing modules."),
+    _entry("sphinx", "2.1.0", "2019-06-02", "Added the html_baseurl setting. Python 3.8 support."),
+    *(_entry("sphinx", f"2.{m}.0", f"2019-{m + 5:02d}-10", f"Sphinx fixes for the Python domain, part {m}.")
+      for m in range(2, 6)),
+    _entry("tox", "4.25.0", "2025-03-27", "Added the --list-dependencies flag for Python environments."),
+    _entry("tox", "4.26.0", "2025-05-13",
+           "Drop support for EOL Python 3.8. Faster environment setup with uv. Environment variables are "
+           "passed to the Python interpreter unchanged. The config loader reports duplicated sections."),
+    _entry("tox", "4.27.0", "2025-06-17", "Added the dependency_groups setting for Python projects."),
+    *(_entry("tox", f"4.{m}.0", f"2025-{m - 20:02d}-01", f"Tox fixes for Python environments, part {m}.")
+      for m in range(28, 32)),
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    idx = TemporalIndex()
+    idx.add(DOCS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def cli_path(tmp_path_factory):
+    return saved_index(tmp_path_factory, DOCS, "user_questions")
+
+
+def test_name_numbers_leave_the_lead_lane():
+    assert name_numbers("sphinx: which version dropped python 2.7?") == "sphinx: which version dropped python ?"
+    assert name_numbers("click removed python 3.7, 3.8 and 3.9") == "click removed python , and"
+    assert name_numbers("what is new in requests 2.32.0") == "what is new in requests 2.32.0"
+
+
+@pytest.mark.parametrize(("query", "answer"), [
+    ("sphinx: which version dropped python 2.7?", "sphinx@2.0.0"),
+    ("tox dropped python 3.8 when?", "tox@4.26.0"),
+])
+def test_a_python_version_is_not_a_release_number(index, cli_path, capsys, query, answer):
+    # "2.7" is Python's: the entries titled "scrapy 2.7.0." / "requests 2.7.0." are not about it,
+    # so the asked project's entries follow the answer
+    project = answer.split("@")[0]
+    for ids in (index.search(query, k=3, now=NOW).ranked_ids, search_ids(capsys, cli_path, query, NOW)):
+        assert ids[0] == answer, ids
+        assert all(i.startswith(f"{project}@") for i in ids), ids
