@@ -72,3 +72,52 @@ def test_a_python_version_is_not_a_release_number(index, cli_path, capsys, query
     for ids in (index.search(query, k=3, now=NOW).ranked_ids, search_ids(capsys, cli_path, query, NOW)):
         assert ids[0] == answer, ids
         assert all(i.startswith(f"{project}@") for i in ids), ids
+
+
+ANCHOR_DOCS = [
+    # "before pip 20.3": pip's 20.3, though the resolver pages that say "20.3" come later
+    _entry("pip", "20.2", "2020-07-29", "The new dependency resolver ships as a beta: try it with "
+           "--use-feature=2020-resolver. It becomes the default in pip 20.3."),
+    _entry("pip", "20.2.4", "2020-10-16", "Fixed the wheel cache on Windows."),
+    _entry("pip", "20.3", "2020-11-30", "Features: the new resolver is the default. Support for macOS Big Sur. "
+           "Wheel builds are isolated. Deprecated the --build-dir option. Dropped the legacy cache layout. "
+           "Colors in the progress bar."),
+    _entry("pip", "20.3.1", "2020-12-03", "New resolver: the resolver prefers installed versions. New resolver: "
+           "resolver backtracking messages since 20.3 are shorter."),
+    _entry("pip", "20.3.2", "2020-12-15", "New resolver: resolver performance since 20.3. New resolver: the "
+           "resolver resolves pinned requirements first."),
+    _entry("attrs", "20.3.0", "2020-11-05", "attrs now installs with pip 20.3 and newer. Added the field alias."),
+    # "jinja2 2.x final version before 3.0": jinja's 3.0.0, not a 2.x entry announcing 3.0
+    _entry("jinja", "2.11.0", "2020-01-27", "jinja: the last version line that supports Python 2."),
+    _entry("jinja", "2.11.2", "2020-04-13", "jinja: fixed a hang. Jinja 3.0 will drop Python 2."),
+    _entry("jinja", "2.11.3", "2021-01-31", "jinja: improve the speed of the urlize filter."),
+    _entry("jinja", "3.0.0", "2021-05-11", "Drop support for Python 2.7 and 3.5. Bump MarkupSafe to 2.0. Remove "
+           "deprecated code. Add type hints. Use PEP 451 to load templates. Async support needs no patching. "
+           "Fix a bug with imported macros. The sandbox handles str.format_map."),
+    _entry("jinja", "3.0.1", "2021-05-18", "jinja: MarkupSafe 2.0 is required since 3.0."),
+    _entry("flask", "3.0.0", "2023-09-30", "Remove the deprecated code of flask 2.3."),
+]
+
+
+@pytest.fixture(scope="module")
+def anchor_index():
+    idx = TemporalIndex()
+    idx.add(ANCHOR_DOCS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def anchor_cli(tmp_path_factory):
+    return saved_index(tmp_path_factory, ANCHOR_DOCS, "user_anchors")
+
+
+@pytest.mark.parametrize(("query", "dated_by", "answer"), [
+    ("before pip 20.3, how could you try the new resolver?", "pip@20.3", "pip@20.2"),
+    ("jinja2 2.x final version before 3.0", "jinja@3.0.0", "jinja@2.11.3"),
+])
+def test_a_version_anchor_is_dated_by_its_own_page_in_the_subject(anchor_index, anchor_cli, capsys, query,
+                                                                   dated_by, answer):
+    hits = anchor_index.search(query, k=3, now=NOW)
+    assert f"by {dated_by}," in hits.meta["anchor"], hits.meta["anchor"]
+    assert hits.ranked_ids[0] == answer, hits.ranked_ids
+    assert search_ids(capsys, anchor_cli, query, NOW)[0] == answer

@@ -39,12 +39,13 @@ from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
 from chronorank.index.query_prep import (
+    anchor_scope,
     anchor_subject,
     dated_by_own_page,
+    dated_in_subject,
     glued_names,
     spell_acronyms,
-    subject_mask,
-    subject_words,
+    subject_scores,
 )
 from chronorank.index.records import TIME_COLUMNS, surrogate_at
 from chronorank.index.records import check_storable as _check_storable  # it lived here
@@ -443,13 +444,13 @@ class TemporalIndex:
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
-        # a version anchor only: an event ("the migration to OAuth") is its own subject
-        within = self._subject_rows(snap, subject, words, cfg) if any(c.isdigit() for c in words) else None
-        if within is not None and (match[within] > 0).any():
-            # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
-            # 2.0.0 of any project: the anchor is dated inside the question's subject
-            match = np.where(within, match, 0.0)
-        match = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
+        # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first 2.0.0 of
+        # any project: a version anchor is dated inside the question's subject, spelled as the
+        # search spells it ("jinja2" -> "jinja2 (jinja)"); an event ("the migration to OAuth")
+        # is its own subject
+        own = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
+        within = self._subject_rows(snap, anchor_scope(self._glued_names(snap, subject), words), cfg)
+        match = dated_in_subject(match, own, within)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
@@ -464,15 +465,13 @@ class TemporalIndex:
             event = version_event(snap, intent.anchor.text, intent.lang or "en", start, when)
         return out, line, event
 
-    def _subject_rows(self, snap: _Snapshot, subject: str, words: str, cfg: IndexConfig) -> np.ndarray | None:
-        """The documents on the question's subject (its topical words less the anchor's):
-        keyword match (body and lead) at least half the best's (``query_prep.subject_mask``).
-        None when the subject names no indexed word."""
-        rest = subject_words(subject, words)
+    def _subject_rows(self, snap: _Snapshot, rest: str, cfg: IndexConfig) -> np.ndarray | None:
+        """Each document's match for a version anchor's subject (``query_prep.anchor_scope``;
+        body and lead keywords, ``query_prep.subject_scores``). None when there is none."""
         if not rest or cfg.keyword_weight <= 0:
             return None
         sig = self._signals(snap, rest, None, cfg.replace(dense_weight=0.0, keyword_weight=1.0))
-        return subject_mask(sig, len(snap))
+        return subject_scores(sig, len(snap))
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
