@@ -121,3 +121,36 @@ def test_a_version_anchor_is_dated_by_its_own_page_in_the_subject(anchor_index, 
     assert f"by {dated_by}," in hits.meta["anchor"], hits.meta["anchor"]
     assert hits.ranked_ids[0] == answer, hits.ranked_ids
     assert search_ids(capsys, anchor_cli, query, NOW)[0] == answer
+
+
+LINE_DOCS = [
+    _entry("flask", "1.0", "2018-04-26", "Python 2.6 and 3.3 are no longer supported. The 1.x line starts: "
+           "the flask command, app.json_encoder, the 1.0 release of the app factory pattern."),
+    _entry("flask", "1.1.0", "2019-07-04", "Add app.json_provider hooks. The 1.1 release of the 1.x line."),
+    _entry("flask", "1.1.1", "2019-07-08", "The flask.json_available flag is deprecated in the 1.x release line."),
+    _entry("flask", "2.0.0", "2021-05-11", "Drop support for Python 2 and 3.5. Async views."),
+    _entry("flask", "1.1.4", "2021-05-13", "Update static_folder to use fspath."),
+    _entry("flask", "2.0.1", "2021-05-21", "Re-add the filename parameter in send_from_directory."),
+]
+
+
+@pytest.fixture(scope="module")
+def line_index():
+    idx = TemporalIndex()
+    idx.add(LINE_DOCS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def line_cli(tmp_path_factory):
+    return saved_index(tmp_path_factory, LINE_DOCS, "user_lines")
+
+
+def test_the_final_release_of_a_line_is_its_newest_however_the_question_is_worded(line_index, line_cli, capsys):
+    # "what *was*": a past question, yet "final ... 1.x" asks for the newest of the line in so
+    # many words (1.1.4, two days after 2.0.0), not the entries that say "1.x" most
+    q = "what was the final flask 1.x release?"
+    hits = line_index.search(q, k=3, now=NOW)
+    assert hits.meta["intent"].time_sensitivity >= 0.9
+    assert hits.ranked_ids[0] == "flask@1.1.4", hits.ranked_ids
+    assert search_ids(capsys, line_cli, q, NOW)[0] == "flask@1.1.4"

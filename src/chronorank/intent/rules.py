@@ -529,6 +529,7 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     target: Interval | None = None
     anchor: Anchor | None = None
     strong_specific = [h for h in by["specific"] if h.strong]
+    line = False
     if by["as_of"]:
         mode, sens, target = "as_of", S_EXPLICIT, by["as_of"][0].interval
     elif by["range"] and _asks_newest(lang, text, by["recent"], by["range"][0].interval):
@@ -541,6 +542,7 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     elif strong_specific and _newest_of_line(lang, text, strong_specific):
         # "the newest 12.x", "final flask 1.x release": the newest release of that line
         mode, sens = "recent", S_RECENT
+        line = True
     elif strong_specific:
         mode = "specific"
         named = [h for h in strong_specific if h.interval is not None]
@@ -561,6 +563,11 @@ def _parse(query: str, now: float, lang: Language, features_out: list[str] | Non
     if features_out is not None:
         features_out.extend(features)
     sens = default_model().score(features)
+    if line:
+        # the superlative asks for the newest of the line in so many words, however the rest
+        # of the question is worded ("what *was* the final flask 1.x release": the model reads
+        # a past question as timeless)
+        sens = max(sens, S_RECENT)
     if weak:
         mode = "recent" if sens >= 0.5 else ("specific" if mode == "specific" else "timeless")
         if _has_cue(lang, text, ("lookup",)):
