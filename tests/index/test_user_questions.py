@@ -154,3 +154,41 @@ def test_the_final_release_of_a_line_is_its_newest_however_the_question_is_worde
     assert hits.meta["intent"].time_sensitivity >= 0.9
     assert hits.ranked_ids[0] == "flask@1.1.4", hits.ranked_ids
     assert search_ids(capsys, line_cli, q, NOW)[0] == "flask@1.1.4"
+
+
+SAME_DAY_DOCS = [
+    _entry("pip", "20.3.3", "2020-12-15", "Bug fixes: new resolver fixes for pinned requirements."),
+    _entry("pip", "20.3.4", "2021-01-23", "pip wheel verifies the built wheel's metadata. Improve XMLRPC errors."),
+    _entry("pip", "21.0", "2021-01-23", "Drop support for Python 2. Remove support for legacy wheel cache entries."),
+    _entry("pip", "21.1", "2021-04-24", "Warn when running pip as root outside a virtual environment."),
+    _entry("attrs", "20.3.0", "2021-01-23", "Python 2 users: attrs works with pip 21.0 and older."),
+]
+
+
+@pytest.fixture(scope="module")
+def same_day_index():
+    idx = TemporalIndex()
+    idx.add(SAME_DAY_DOCS)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def same_day_cli(tmp_path_factory):
+    return saved_index(tmp_path_factory, SAME_DAY_DOCS, "user_same_day")
+
+
+def test_a_release_of_the_anchor_day_with_an_earlier_version_is_before_it(same_day_index, same_day_cli, capsys):
+    # 20.3.4 and 21.0 were uploaded the same day: the pip before 21.0 is 20.3.4, and 21.0
+    # (which says "Python 2" as the question does) is not before itself
+    q = "the pip I'd have had just before 21.0 removed python 2"
+    hits = same_day_index.search(q, k=3, now=NOW)
+    assert "the day is in the period" in hits.meta["anchor"], hits.meta["anchor"]
+    assert hits.ranked_ids[0] == "pip@20.3.4", hits.ranked_ids
+    assert search_ids(capsys, same_day_cli, q, NOW)[0] == "pip@20.3.4"
+
+
+def test_a_version_anchor_whose_day_holds_no_earlier_release_leaves_the_day_out(same_day_index):
+    # 21.1 has its day to itself: the period ends before it, as before
+    hits = same_day_index.search("the last pip before 21.1", k=3, now=NOW)
+    assert "the day is in the period" not in hits.meta["anchor"]
+    assert hits.ranked_ids[0] in ("pip@21.0", "pip@20.3.4"), hits.ranked_ids

@@ -65,7 +65,9 @@ from chronorank.index.version_conflict import (
     asked_versions,
     conflict_note,
     conflicts,
+    naming,
     version_event,
+    versions_of,
 )
 from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
@@ -97,7 +99,7 @@ from chronorank.temporal import (
 from chronorank.timeparse import parse_times
 from chronorank.timeparse.numbers import read_numbers
 from chronorank.timeparse.textdates import INFERRED_KEY, date_note, infer_dates
-from chronorank.types import Intent, Ranking, tied_at_cut
+from chronorank.types import DAY, Intent, Interval, Ranking, tied_at_cut
 
 __all__ = ["TemporalIndex"]
 
@@ -358,8 +360,9 @@ class TemporalIndex:
         )
         anchor_line = ""
         event_row = -1
+        below = False
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line, event_row = self._resolve_anchor(snap, intent, now_s, cfg, topical)
+            intent, anchor_line, event_row, below = self._resolve_anchor(snap, intent, now_s, cfg, topical)
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
@@ -394,7 +397,7 @@ class TemporalIndex:
             cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if prep.cut is not None else None)
+                   asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -430,7 +433,7 @@ class TemporalIndex:
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
         self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig, subject: str = "",
-    ) -> tuple[Intent, str, int]:
+    ) -> tuple[Intent, str, int, bool]:
         """Date "before / after <version or event>" by the documents whose words match it (BM25).
 
         Also returns the row of the anchor's *event page* (-1 for none): of the dated documents
@@ -440,7 +443,7 @@ class TemporalIndex:
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
         if intent.anchor is None:
-            return intent, "", -1
+            return intent, "", -1, False
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
@@ -449,12 +452,18 @@ class TemporalIndex:
         # search spells it ("jinja2" -> "jinja2 (jinja)"); an event ("the migration to OAuth")
         # is its own subject
         own = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
-        within = self._subject_rows(snap, anchor_scope(self._glued_names(snap, subject), words), cfg)
+        has_own = own is not match
+        within = self._subject_rows(snap, anchor_scope(self._glued_names(snap, subject), words, intent.lang or "en"), cfg)
         match = dated_in_subject(match, own, within)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
         out, line = resolve_anchor(intent, match, start, now_s, snap.ids)
+        below = False
+        if has_own and out.target is not None and intent.anchor.relation == "before":
+            out, below = self._same_day_before(snap, out, match, start)
+            if below:
+                line += "; earlier versions were released that day too: the day is in the period, the version is not"
         event = -1
         if out.target is not None and words.strip().lower() != intent.anchor.text.strip().lower():
             event = anchor_event(match, self._signals(snap, intent.anchor.text, None, kw)["bm25"], start)
@@ -463,7 +472,30 @@ class TemporalIndex:
             # "API 2.0 release.")
             when = out.target.end if intent.anchor.relation == "before" else out.target.start
             event = version_event(snap, intent.anchor.text, intent.lang or "en", start, when)
-        return out, line, event
+        return out, line, event, below
+
+    def _same_day_before(
+        self, snap: _Snapshot, intent: Intent, match: np.ndarray, start: np.ndarray,
+    ) -> tuple[Intent, bool]:
+        """"before <version>" dated by the version's own page: when that day also holds a
+        release of the same series (the page's title but for its digits, ``series_key``) whose
+        lead names an earlier version, the day belongs to the period and the version itself is
+        ruled out instead ("pip 20.3.4" and "pip 21.0" were both uploaded on 2021-01-23: the
+        pip before 21.0 is 20.3.4). Returns the intent and whether it holds."""
+        assert intent.target is not None and intent.anchor is not None
+        day = float(intent.target.end)
+        on_day = np.flatnonzero((start >= day) & (start < day + DAY))
+        dating = on_day[match[on_day] > 0]
+        others = on_day[match[on_day] <= 0]
+        asked = versions_of(intent.anchor.text, "below", intent.lang or "en")
+        if asked is None or not dating.size or not others.size:
+            return intent, False
+        tokens = self.config.lead_tokens
+        keys = {_series_key(snap.records[int(r)]["text"], tokens) for r in dating} - {""}
+        mine = others[np.array([_series_key(snap.records[int(r)]["text"], tokens) in keys for r in others])]
+        if not mine.size or not naming(snap, asked, intent.lang or "en", mine)[mine].any():
+            return intent, False
+        return dataclasses.replace(intent, target=Interval(intent.target.start, day + DAY)), True
 
     def _subject_rows(self, snap: _Snapshot, rest: str, cfg: IndexConfig) -> np.ndarray | None:
         """Each document's match for a version anchor's subject (``query_prep.anchor_scope``;
@@ -1580,6 +1612,13 @@ def _pool_holds(
     if int(np.count_nonzero(on)) < sel.need:
         return False
     return res.unsure is None or not bool((res.unsure & on).any())
+
+
+def _strictly_before(asked: AskedVersions | None, below: bool) -> AskedVersions | None:
+    """The question's versions, strictly before when its anchor's day is in the period
+    (``TemporalIndex._same_day_before``)."""
+    return dataclasses.replace(asked, relation="below") if below and asked is not None and asked.relation == "before" \
+        else asked
 
 
 def _anchor_cut(

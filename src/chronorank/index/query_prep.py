@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from chronorank.index.text import query_acronyms, query_weights
-from chronorank.index.version_conflict import naming, versions_of
+from chronorank.index.version_conflict import naming, versions_of, without_versions
 from chronorank.intent.rules import anchor_terms
 from chronorank.types import Intent
 
@@ -76,7 +76,7 @@ def subject_words(subject: str, words: str) -> str:
     return " ".join(w for w in subject.split() if w.lower() not in ident).strip()
 
 
-def anchor_scope(subject: str, words: str) -> str:
+def anchor_scope(subject: str, words: str, lang: str = "en") -> str:
     """The words whose documents date a version anchor ("" for none: an event anchor, "the
     migration to OAuth", is its own subject). An anchor that names its own subject besides the
     version ("before pip 20.3") is dated by that name's documents, whatever the rest of the
@@ -84,11 +84,11 @@ def anchor_scope(subject: str, words: str) -> str:
     the first resolver page naming 20.3); a bare version ("before 3.0") by the question's
     subject (:func:`subject_words`) less the versions it names ("jinja 2.x final version
     before 3.0": the 2.x pages are not where 3.0 happened)."""
-    version = " ".join(w for w in words.split() if any(c.isdigit() for c in w))
-    if not version:
+    if not any(c.isdigit() for c in words):
         return ""
+    name = " ".join(w for w in without_versions(words, lang).split() if not any(c.isdigit() for c in w))
     rest = subject_words(subject, words)
-    return subject_words(words, version) or " ".join(w for w in rest.split() if not w[:1].isdigit())
+    return name or " ".join(w for w in rest.split() if not w[:1].isdigit())
 
 
 def subject_mask(signals: Mapping[str, np.ndarray] | Iterable[np.ndarray], n: int) -> np.ndarray | None:

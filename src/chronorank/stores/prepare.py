@@ -127,7 +127,7 @@ def _date_anchor(intent: Intent, subject: str, search: Search, pq: PreparedQuery
     ids = list(found.ids)
     match = np.asarray(found.signals.get("bm25", found.similarity), dtype=np.float64)
     start = np.asarray(found.time, dtype=np.float64)
-    rest = anchor_scope(subject, words)
+    rest = anchor_scope(subject, words, intent.lang or "en")
     within = None
     if rest and match.size:
         # "before 2.0.0" in a question about requests is requests' 2.0.0 (as the index dates it)
