@@ -39,12 +39,13 @@ from chronorank.index.embed_cache import embed_documents
 from chronorank.index.embedders import Embedder, embed_queries, get_embedder
 from chronorank.index.lead import lead_cut, lead_lengths  # re-exported: they lived here
 from chronorank.index.query_prep import (
+    anchor_scope,
     anchor_subject,
     dated_by_own_page,
+    dated_in_subject,
     glued_names,
     spell_acronyms,
-    subject_mask,
-    subject_words,
+    subject_scores,
 )
 from chronorank.index.records import TIME_COLUMNS, surrogate_at
 from chronorank.index.records import check_storable as _check_storable  # it lived here
@@ -64,9 +65,11 @@ from chronorank.index.version_conflict import (
     asked_versions,
     conflict_note,
     conflicts,
+    naming,
     version_event,
+    versions_of,
 )
-from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
     POOL_SAMPLE,
     VERSION_POOL,
@@ -99,7 +102,7 @@ from chronorank.temporal import (
 from chronorank.timeparse import parse_times
 from chronorank.timeparse.numbers import read_numbers
 from chronorank.timeparse.textdates import INFERRED_KEY, date_note, infer_dates
-from chronorank.types import Intent, Ranking, tied_at_cut
+from chronorank.types import DAY, Intent, Interval, Ranking, tied_at_cut
 
 __all__ = ["TemporalIndex"]
 
@@ -361,8 +364,9 @@ class TemporalIndex:
         )
         anchor_line = ""
         event_row = -1
+        below = False
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line, event_row = self._resolve_anchor(snap, intent, now_s, cfg, topical)
+            intent, anchor_line, event_row, below = self._resolve_anchor(snap, intent, now_s, cfg, topical)
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
@@ -383,7 +387,9 @@ class TemporalIndex:
             return _empty_ranking(query, intent, now_s)
         # a few rows (a filter, candidates): the mat-vec over them only, each row's cosine the same
         few = rows if rows is not None and (ann_rows is not None or rows.shape[0] <= len(snap) // FEW_ROWS) else None
-        signals = self._signals(snap, spelled, vector, cfg, few, keywords=keyword_text(spelled, intent.lang),
+        kw_text = keyword_text(spelled, intent.lang)
+        signals = self._signals(snap, spelled, vector, cfg, few, keywords=kw_text,
+                                lead_keywords=name_numbers(kw_text, intent.lang or "en"),
                                 early=early if rows is None else None)
         cols = _Columns.of(snap, signals, cfg, rows)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
@@ -407,7 +413,7 @@ class TemporalIndex:
             cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line,
-                   asked=asked_versions(query, intent) if prep.cut is not None else None)
+                   asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -463,7 +469,7 @@ class TemporalIndex:
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
         self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig, subject: str = "",
-    ) -> tuple[Intent, str, int]:
+    ) -> tuple[Intent, str, int, bool]:
         """Date "before / after <version or event>" by the documents whose words match it (BM25).
 
         Also returns the row of the anchor's *event page* (-1 for none): of the dated documents
@@ -473,21 +479,27 @@ class TemporalIndex:
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
         if intent.anchor is None:
-            return intent, "", -1
+            return intent, "", -1, False
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
-        # a version anchor only: an event ("the migration to OAuth") is its own subject
-        within = self._subject_rows(snap, subject, words, cfg) if any(c.isdigit() for c in words) else None
-        if within is not None and (match[within] > 0).any():
-            # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first
-            # 2.0.0 of any project: the anchor is dated inside the question's subject
-            match = np.where(within, match, 0.0)
-        match = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
+        # "before 2.0.0" in a question about requests is requests' 2.0.0, not the first 2.0.0 of
+        # any project: a version anchor is dated inside the question's subject, spelled as the
+        # search spells it ("jinja2" -> "jinja2 (jinja)"); an event ("the migration to OAuth")
+        # is its own subject
+        own = dated_by_own_page(match, intent.anchor.text, intent.lang or "en", snap)
+        has_own = own is not match
+        within = self._subject_rows(snap, anchor_scope(self._glued_names(snap, subject), words, intent.lang or "en"), cfg)
+        match = dated_in_subject(match, own, within)
         vf = snap.times[2]
         t = snap.time_column(cfg.time_field)
         start = np.where(np.isnan(vf), t, vf)
         out, line = resolve_anchor(intent, match, start, now_s, snap.ids)
+        below = False
+        if has_own and out.target is not None and intent.anchor.relation == "before":
+            out, below = self._same_day_before(snap, out, match, start)
+            if below:
+                line += "; earlier versions were released that day too: the day is in the period, the version is not"
         event = -1
         if out.target is not None and words.strip().lower() != intent.anchor.text.strip().lower():
             event = anchor_event(match, self._signals(snap, intent.anchor.text, None, kw)["bm25"], start)
@@ -496,17 +508,38 @@ class TemporalIndex:
             # "API 2.0 release.")
             when = out.target.end if intent.anchor.relation == "before" else out.target.start
             event = version_event(snap, intent.anchor.text, intent.lang or "en", start, when)
-        return out, line, event
+        return out, line, event, below
 
-    def _subject_rows(self, snap: _Snapshot, subject: str, words: str, cfg: IndexConfig) -> np.ndarray | None:
-        """The documents on the question's subject (its topical words less the anchor's):
-        keyword match (body and lead) at least half the best's (``query_prep.subject_mask``).
-        None when the subject names no indexed word."""
-        rest = subject_words(subject, words)
+    def _same_day_before(
+        self, snap: _Snapshot, intent: Intent, match: np.ndarray, start: np.ndarray,
+    ) -> tuple[Intent, bool]:
+        """"before <version>" dated by the version's own page: when that day also holds a
+        release of the same series (the page's title but for its digits, ``series_key``) whose
+        lead names an earlier version, the day belongs to the period and the version itself is
+        ruled out instead ("pip 20.3.4" and "pip 21.0" were both uploaded on 2021-01-23: the
+        pip before 21.0 is 20.3.4). Returns the intent and whether it holds."""
+        assert intent.target is not None and intent.anchor is not None
+        day = float(intent.target.end)
+        on_day = np.flatnonzero((start >= day) & (start < day + DAY))
+        dating = on_day[match[on_day] > 0]
+        others = on_day[match[on_day] <= 0]
+        asked = versions_of(intent.anchor.text, "below", intent.lang or "en")
+        if asked is None or not dating.size or not others.size:
+            return intent, False
+        tokens = self.config.lead_tokens
+        keys = {_series_key(snap.records[int(r)]["text"], tokens) for r in dating} - {""}
+        mine = others[np.array([_series_key(snap.records[int(r)]["text"], tokens) in keys for r in others])]
+        if not mine.size or not naming(snap, asked, intent.lang or "en", mine)[mine].any():
+            return intent, False
+        return dataclasses.replace(intent, target=Interval(intent.target.start, day + DAY)), True
+
+    def _subject_rows(self, snap: _Snapshot, rest: str, cfg: IndexConfig) -> np.ndarray | None:
+        """Each document's match for a version anchor's subject (``query_prep.anchor_scope``;
+        body and lead keywords, ``query_prep.subject_scores``). None when there is none."""
         if not rest or cfg.keyword_weight <= 0:
             return None
         sig = self._signals(snap, rest, None, cfg.replace(dense_weight=0.0, keyword_weight=1.0))
-        return subject_mask(sig, len(snap))
+        return subject_scores(sig, len(snap))
 
     @staticmethod
     def _candidate_rows(snap: _Snapshot, candidates: Sequence[str]) -> np.ndarray:
@@ -591,12 +624,14 @@ class TemporalIndex:
 
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
-        keywords: str | None = None, early: Callable[[], np.ndarray] | None = None,
+        keywords: str | None = None, lead_keywords: str | None = None,
+        early: Callable[[], np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
         is cut later).
-        ``keywords`` is the text for the keyword lanes when it differs from ``topical``;
+        ``keywords`` is the text for the keyword lanes when it differs from ``topical``,
+        ``lead_keywords`` the lead lane's when it differs from ``keywords`` (``name_numbers``);
         ``early``: the whole corpus's cosines begun already (``_early_dense``)."""
         out: dict[str, np.ndarray] = {}
         dense: Callable[[], np.ndarray] | None = None
@@ -630,6 +665,9 @@ class TemporalIndex:
                 # raised to idf_power, so a title naming both the project and the version
                 # beats one naming only the (rarer) version
                 lead = snap.lead_bm25(self.k1, self.b, cfg.lead_tokens)
+                if lead_keywords is not None and lead_keywords != words:
+                    # a number that belongs to a name ("python 2.7") is not the lead's release
+                    uniq, counts = self._keyword_ids(snap, lead_keywords)
                 w = counts * body.idf(uniq) / np.maximum(lead.idf(uniq), 1e-12)
                 out["lead"] = lead.scores(uniq, weights=w)
         if dense is not None:
@@ -1700,6 +1738,13 @@ def _pool_holds(
     if int(np.count_nonzero(on)) < sel.need:
         return False
     return res.unsure is None or not bool((res.unsure & on).any())
+
+
+def _strictly_before(asked: AskedVersions | None, below: bool) -> AskedVersions | None:
+    """The question's versions, strictly before when its anchor's day is in the period
+    (``TemporalIndex._same_day_before``)."""
+    return dataclasses.replace(asked, relation="below") if below and asked is not None and asked.relation == "before" \
+        else asked
 
 
 def _anchor_cut(

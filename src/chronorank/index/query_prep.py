@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from chronorank.index.text import query_acronyms, query_weights
-from chronorank.index.version_conflict import naming, versions_of
+from chronorank.index.version_conflict import naming, versions_of, without_versions
 from chronorank.intent.rules import anchor_terms
 from chronorank.types import Intent
 
-__all__ = ["GLUED", "anchor_subject", "dated_by_own_page", "glued_names", "spell_acronyms", "subject_mask", "subject_words"]
+__all__ = ["GLUED", "anchor_scope", "anchor_subject", "dated_in_subject", "dated_by_own_page", "glued_names", "spell_acronyms", "subject_mask", "subject_words"]
 
 #: A document is on the question's subject when its keyword match is at least this share of the best's.
 SUBJECT_SHARE = 0.5
@@ -76,17 +76,58 @@ def subject_words(subject: str, words: str) -> str:
     return " ".join(w for w in subject.split() if w.lower() not in ident).strip()
 
 
+def anchor_scope(subject: str, words: str, lang: str = "en") -> str:
+    """The words whose documents date a version anchor ("" for none: an event anchor, "the
+    migration to OAuth", is its own subject). An anchor that names its own subject besides the
+    version ("before pip 20.3") is dated by that name's documents, whatever the rest of the
+    question is about ("how could you try the new resolver": pip 20.3 is pip's release, not
+    the first resolver page naming 20.3); a bare version ("before 3.0") by the question's
+    subject (:func:`subject_words`) less the versions it names ("jinja 2.x final version
+    before 3.0": the 2.x pages are not where 3.0 happened)."""
+    if not any(c.isdigit() for c in words):
+        return ""
+    name = " ".join(w for w in without_versions(words, lang).split() if not any(c.isdigit() for c in w))
+    rest = subject_words(subject, words)
+    return name or " ".join(w for w in rest.split() if not w[:1].isdigit())
+
+
 def subject_mask(signals: Mapping[str, np.ndarray] | Iterable[np.ndarray], n: int) -> np.ndarray | None:
     """The documents on the question's subject from its keyword signals (body and lead BM25 of
     :func:`subject_words`, each relative to its best, summed): at least ``SUBJECT_SHARE`` x the
     best sum. None when no document matches."""
+    total = subject_scores(signals, n)
+    best = float(total.max()) if total.size else 0.0
+    return None if best <= 0 else total >= SUBJECT_SHARE * best
+
+
+def dated_in_subject(match: np.ndarray, own: np.ndarray, subject: np.ndarray | None) -> np.ndarray:
+    """The anchor's keyword ``match`` kept to the question's subject (``subject``: each
+    document's :func:`subject_scores`, None: no subject). ``own`` is
+    :func:`dated_by_own_page` of the whole ``match`` (``match`` itself when no lead names the
+    version). The pages that name the version in their lead are judged among themselves: of
+    them, the ones at least ``SUBJECT_SHARE`` x the best of them on the subject ("jinja
+    final version before 3.0": jinja 3.0.0's long entry says "jinja" less often per word than
+    the short 2.x entries that mention 3.0, yet most of the x.3.0 pages); without such pages
+    the match is kept to the subject's documents (:func:`subject_mask`)."""
+    if subject is None or float(subject.max(initial=0.0)) <= 0:
+        return own
+    if own is not match:
+        s = np.where(own > 0, subject, 0.0)
+        top = float(s.max(initial=0.0))
+        return np.where(s >= SUBJECT_SHARE * top, own, 0.0) if top > 0 else own
+    within = subject >= SUBJECT_SHARE * float(subject.max())
+    return np.where(within, match, 0.0) if (match[within] > 0).any() else match
+
+
+def subject_scores(signals: Mapping[str, np.ndarray] | Iterable[np.ndarray], n: int) -> np.ndarray:
+    """Each document's match for the question's subject: its keyword signals, each relative to
+    its best, summed (0 where none matches)."""
     total = np.zeros(n, dtype=np.float64)
     for v in (signals.values() if isinstance(signals, Mapping) else signals):
         top = float(np.max(v)) if v.size else 0.0
         if top > 0:
             total += np.asarray(v, dtype=np.float64) / top
-    best = float(total.max()) if total.size else 0.0
-    return None if best <= 0 else total >= SUBJECT_SHARE * best
+    return total
 
 
 def dated_by_own_page(match: np.ndarray, anchor: str, lang: str, rows: Any) -> np.ndarray:

@@ -47,7 +47,7 @@ from chronorank.types import Intent
 __all__ = [
     "READ_GROW", "READ_K", "READ_MIN", "AskedVersions", "LeadMemo", "LeadVersions", "TextRows", "asked_versions",
     "conflict_note", "conflicts", "conflicts_last", "find_versions", "lead_versions", "naming", "text_conflicts",
-    "versions_of",
+    "versions_of", "without_versions",
 ]
 
 _EPOCH = re.compile(r"\d{1,2}:\d")
@@ -62,7 +62,7 @@ class AskedVersions:
     """The versions a question names and how it relates to them."""
 
     keys: tuple[tuple[tuple[int, ...], int], ...]  # :func:`_key` of each
-    relation: str  # "same", "before" or "after"
+    relation: str  # "same", "before", "below" (strictly before) or "after"
     text: str  # the versions as the question writes them, for explanations
 
 
@@ -82,6 +82,13 @@ def _patterns(lang: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[s
         if len(_PATTERNS) > 16:
             _PATTERNS.clear()
     return hit
+
+
+def without_versions(text: str, lang: str = "en") -> str:
+    """``text`` without what the language's version patterns match, and without the words
+    they read as a version's prefix ("version 3.18" -> "", "pip 20.3" -> "pip")."""
+    version = _patterns(lang)[0]
+    return " ".join(w for w in version.sub(" ", text).split() if not version.fullmatch(f"{w} 1"))
 
 
 def find_versions(text: str, lang: str = "en") -> list[str]:
@@ -354,7 +361,7 @@ def _compatible(asked: AskedVersions, lv: LeadVersions) -> np.ndarray:
         held |= (lv.lines > 0) & (same | (cols[None, :] >= lv.lines[:, None])).all(axis=1)
         first = np.argmax(~same, axis=1)  # the first differing part (0 where none differs: held)
         later = parts[np.arange(parts.shape[0]), first] > q[first]
-        out |= held | (later if asked.relation == "after" else ~later if asked.relation == "before" else False)
+        out |= _fit(asked.relation, held, later)
     return out
 
 
@@ -369,6 +376,14 @@ def _fits(parts: np.ndarray, width: int) -> bool:
 def _pack(parts: np.ndarray) -> np.ndarray:
     shifts = (_BITS * np.arange(parts.shape[1] - 1, -1, -1)).astype(np.int64)
     return (parts.astype(np.int64) << shifts).sum(axis=1)
+
+
+def _fit(relation: str, held: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """Compatible with the question's relation: "below" is strictly before (the version itself
+    not), for a "before X" whose day holds earlier releases than X (``index.core``)."""
+    if relation == "below":
+        return ~held & ~later
+    return held | (later if relation == "after" else ~later if relation == "before" else False)
 
 
 def _compatible_packed(asked: AskedVersions, code: np.ndarray, lines: np.ndarray, width: int) -> np.ndarray:
@@ -388,7 +403,7 @@ def _compatible_packed(asked: AskedVersions, code: np.ndarray, lines: np.ndarray
             held |= (code >> s) == (q >> s)
         held |= (lines > 0) & ((code >> line_shift) == (q >> line_shift))
         later = code > q
-        out |= held | (later if asked.relation == "after" else ~later if asked.relation == "before" else False)
+        out |= _fit(asked.relation, held, later)
     return out
 
 

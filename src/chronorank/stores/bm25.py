@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from chronorank.errors import InvalidInput
 from chronorank.index.bm25 import BM25_B, BM25_K1
@@ -57,11 +57,16 @@ def bm25_idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def lead_query_weights(terms: Mapping[int, float], df: Mapping[int, int], n_docs: int) -> dict[int, float]:
+def lead_query_weights(
+    terms: Mapping[int, float], df: Mapping[int, int], n_docs: int, only: Collection[int] | None = None,
+) -> dict[int, float]:
     """The lead field's query weights, BM25F-style as the index weighs them:
     ``count x idf_body / idf_lead`` on lead values that carry ``idf_lead``. The stores keep the
     lead's values tf-normalised only (``bm25_doc_values``), so ``idf_lead`` cancels and the
     weight is ``count x idf_body`` (no lead document frequencies needed). Terms no document
-    holds are left out, as the index leaves out terms outside its vocabulary.
+    holds are left out, as the index leaves out terms outside its vocabulary. ``only``: the
+    terms the lead lane asks for (the query's lead keywords,
+    :func:`chronorank.intent.rules.name_numbers`), None for all.
     """
-    return {t: w * bm25_idf(n_docs, int(df[t])) for t, w in terms.items() if int(df.get(t, 0)) > 0}
+    return {t: w * bm25_idf(n_docs, int(df[t])) for t, w in terms.items()
+            if int(df.get(t, 0)) > 0 and (only is None or t in only)}

@@ -794,7 +794,8 @@ class PgVectorStore:
             return empty_ranking(query, intent, now_s, "pgvector")
         qvec = self._query_vector(topical, vector, plan)
         self._check_lead(plan)
-        svec, lvec, holding = self._query_sparse(sq.keywords, plan) if plan.keyword_w > 0 else (None, None, None)
+        svec, lvec, holding = (self._query_sparse(sq.keywords, plan, sq.lead_keywords) if plan.keyword_w > 0
+                               else (None, None, None))
         if plan.client:
             method = "lanes"
         need_ef = min(int(max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)), 1000)
@@ -1029,7 +1030,7 @@ class PgVectorStore:
             q[0] = 1.0
         return q
 
-    def _query_sparse(self, topical: str, plan: QueryPlan) -> tuple[Any, Any, int | None]:
+    def _query_sparse(self, topical: str, plan: QueryPlan, lead_text: str = "") -> tuple[Any, Any, int | None]:
         """The body's query vector (count x idf x idf**idf_power), the lead's (count x body idf)
         and, where few rows hold a query term, a bound on how many do (``sql(holding=)``)."""
         terms = query_terms(topical)
@@ -1047,7 +1048,8 @@ class PgVectorStore:
         for term, d in df.items():
             idf = bm25_idf(n_docs, d)
             vals[term] = idf * terms[term] * (idf ** plan.idf_power if plan.idf_power else 1.0)
-        lead = lead_query_weights(terms, df, n_docs) if plan.lead_w > 0 else {}
+        only = set(query_terms(lead_text)) if lead_text else None
+        lead = lead_query_weights(terms, df, n_docs, only) if plan.lead_w > 0 else {}
         # at most this many rows hold a query term; few enough (a quarter of the table) for the
         # exact scan to score them apart
         held = sum(df.values())

@@ -36,16 +36,17 @@ import numpy as np
 
 from chronorank.index.query_prep import (
     GLUED,
+    anchor_scope,
     anchor_subject,
     dated_by_own_page,
+    dated_in_subject,
     glued_names,
     spell_acronyms,
-    subject_mask,
-    subject_words,
+    subject_scores,
 )
 from chronorank.index.text import acronym_expansion, query_acronyms
 from chronorank.index.version_conflict import TextRows
-from chronorank.intent.rules import anchor_terms, keyword_text
+from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
 from chronorank.stores.config import Lanes
 from chronorank.temporal import PreparedQuery, resolve_anchor, without_undated_anchor
 from chronorank.types import Intent, Ranking
@@ -68,6 +69,7 @@ class StoreQuery:
     topical: str  # the text embedded (acronyms spelled out)
     keywords: str  # the keyword lanes' text
     anchor_line: str = ""  # how an anchor was dated, for the explanation
+    lead_keywords: str = ""  # the lead lane's text, when it differs (``intent.rules.name_numbers``)
 
 
 Search = Callable[..., Ranking]
@@ -97,7 +99,9 @@ def store_query(pq: PreparedQuery, search: Search, lanes: Lanes, *, raw: bool = 
         pool = texts if texts is not None else _pool_texts(topical, search, lanes, vector)
         spelled = glued_names(spelled, lambda bare, glued: _docs_with(bare, pool) > _docs_with(glued, pool))
     intent = replace(intent, topical_query=topical)
-    return StoreQuery(intent, spelled, keyword_text(spelled, intent.lang), line)
+    keywords = keyword_text(spelled, intent.lang)
+    lead = name_numbers(keywords, intent.lang or "en")
+    return StoreQuery(intent, spelled, keywords, line, lead if lead != keywords else "")
 
 
 def _docs_with(word: str, texts: list[str]) -> int:
@@ -123,24 +127,22 @@ def _date_anchor(intent: Intent, subject: str, search: Search, pq: PreparedQuery
     ids = list(found.ids)
     match = np.asarray(found.signals.get("bm25", found.similarity), dtype=np.float64)
     start = np.asarray(found.time, dtype=np.float64)
-    rest = subject_words(subject, words) if any(c.isdigit() for c in words) else ""
+    rest = anchor_scope(subject, words, intent.lang or "en")
+    within = None
     if rest and match.size:
         # "before 2.0.0" in a question about requests is requests' 2.0.0 (as the index dates it)
         on = search(rest, ANCHOR_MATCHES, intent=_plain(rest), lanes=_keyword_lane(ANCHOR_MATCHES),
                     **_PLAIN, dense_weight=0.0, keyword_weight=1.0,
                     lead_weight=float(getattr(pq.config.index, "lead_weight", 0.0)))
         sig = [np.asarray(v, dtype=np.float64) for name, v in on.signals.items() if name in ("bm25", "lead")]
-        mask = subject_mask(sig, len(on.ids))
-        if mask is not None:
-            mine = {d for d, m in zip(on.ids, mask.tolist()) if m}
-            within = np.fromiter((d in mine for d in ids), dtype=bool, count=len(ids))
-            if (match[within] > 0).any():
-                match = np.where(within, match, 0.0)
+        score_of = dict(zip(on.ids, subject_scores(sig, len(on.ids)).tolist()))
+        within = np.fromiter((score_of.get(d, 0.0) for d in ids), dtype=np.float64, count=len(ids))
+    own = match
     if match.size:
         texts = [str(p.get("text") or "") if isinstance(p, Mapping) else "" for p in found.payloads or ()]
         if len(texts) == match.shape[0]:  # a version is dated by its own page, as the index dates it
-            match = dated_by_own_page(match, anchor.text, intent.lang or "en", TextRows(texts))
-    return resolve_anchor(intent, match, start, pq.now, ids)
+            own = dated_by_own_page(match, anchor.text, intent.lang or "en", TextRows(texts))
+    return resolve_anchor(intent, dated_in_subject(match, own, within), start, pq.now, ids)
 
 
 def _pool_texts(topical: str, search: Search, lanes: Lanes, vector: Any) -> list[str]:

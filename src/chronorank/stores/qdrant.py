@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -503,7 +503,8 @@ class QdrantStore:
         self._check_lead(plan)
         qvec = self._query_vector(topical, vector, plan, lanes)
         terms = query_terms(sq.keywords) if (plan.keyword_w > 0 or qvec is None) else {}
-        svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
+        only = set(query_terms(sq.lead_keywords)) if sq.lead_keywords else None
+        svec, lvec = self._query_sparse(terms, plan, only) if terms else (None, None)
         base = self._base_filter(plan, user_filter)
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
@@ -599,7 +600,9 @@ class QdrantStore:
         q = np.asarray(embed_queries(self.embedder, [topical]), dtype=np.float32)  # e5: the "query: " side
         return as_matrix(q, self.dim, "query embedding")[0].astype(np.float64).tolist()
 
-    def _query_sparse(self, terms: Mapping[int, float], plan: QueryPlan) -> tuple[Any, Any]:
+    def _query_sparse(
+        self, terms: Mapping[int, float], plan: QueryPlan, only: Collection[int] | None = None,
+    ) -> tuple[Any, Any]:
         """Query term weights for the body: the count (a version series counts SERIES_WEIGHT),
         times idf**idf_power (Qdrant's IDF modifier adds idf); for the lead: count x body idf
         (:func:`~chronorank.stores.bm25.lead_query_weights`). Document frequencies come from the
@@ -615,7 +618,7 @@ class QdrantStore:
                 keep = [(t, v * bm25_idf(n_docs, df[t]) ** plan.idf_power) for t, v in zip(ids, vals) if df[t]]
                 ids, vals = [t for t, _ in keep], [v for _, v in keep]
             if plan.lead_w > 0:
-                lw = lead_query_weights(terms, df, n_docs)
+                lw = lead_query_weights(terms, df, n_docs, only)
                 lidx = sorted(lw)
                 lead = m.SparseVector(indices=lidx, values=[lw[t] for t in lidx]) if lidx else None
         return (m.SparseVector(indices=ids, values=vals) if ids else None), lead
