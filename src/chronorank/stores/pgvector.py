@@ -63,7 +63,7 @@ from chronorank.stores.bm25 import (
 from chronorank.stores.config import Lanes, StoreConfig
 from chronorank.stores.documents import analyze_docs, as_matrix, column_roles, prepare_docs
 from chronorank.stores.plan import QueryPlan, plan_query
-from chronorank.stores.prepare import store_query
+from chronorank.stores.prepare import searched, store_query
 from chronorank.stores.results import Candidates, build_ranking, client_score, empty_ranking
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking
@@ -233,7 +233,7 @@ class PgVectorStore:
         config: Any = None,
         lanes: Lanes | None = None,
         missing_weight: float = 0.5,
-        fallback: str = "error",
+        fallback: str = "client",
         method: str = "lanes",
         bad_dates: str = "raise",
         infer_dates: bool = True,
@@ -780,7 +780,7 @@ class PgVectorStore:
         given, without the preparation of :mod:`chronorank.stores.prepare`.
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides)
-        sq = store_query(pq, lambda text, n, **kw: self.search(text, n, pq.now, raw=True, **kw),
+        sq = store_query(pq, searched(lambda text, n, **kw: self.search(text, n, pq.now, raw=True, **kw)),
                          lanes or pq.config.lanes, raw=raw, vector=vector)
 
         user_filter = parse_filter(filter)
