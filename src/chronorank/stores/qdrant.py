@@ -1,6 +1,9 @@
-"""``QdrantStore``: temporal scoring inside Qdrant with a formula query over prefetch lanes.
+"""``QdrantStore``: the index's ranking over a pool Qdrant builds (``fallback='client'``, the
+default: the probe and every pool member's cosine, BM25 and lead in one batched request, then
+:func:`chronorank.stores.results.client_score`), or temporal scoring inside Qdrant with a
+formula query over prefetch lanes (``fallback='error'``).
 
-One search is one ``query_points`` request::
+The engine's scoring is one ``query_points`` request::
 
     prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ), rescore-by-lead( lanes ) ]
     lanes    = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
