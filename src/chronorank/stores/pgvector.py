@@ -348,6 +348,10 @@ class PgVectorStore:
         connection; the next ``_run`` of each on this thread reads its rows."""
         if not statements:
             return
+        psycopg = require("psycopg", extra="pgvector", package="psycopg")
+        if not psycopg.Pipeline.is_supported():  # libpq < 14: one round trip each
+            self._local.ahead = {(sql, repr(params)): self._run(sql, params) for sql, params in statements}
+            return
         with self._statements() as conn:
             cursors = []
             with conn.pipeline() as pipe:
