@@ -150,9 +150,11 @@ def section_stores() -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     docs = corpus()
-    # Qdrant local mode only: the edge engine's HNSW lanes differ from one build to the next
+    # Qdrant local mode only: the edge engine's HNSW lanes differ from one build to the next.
+    # The engine's own scoring (fallback='error'), as pg_rankings records it; the default
+    # ranking over the pool is held to the index's by tests/stores/test_store_rank_as_index.py
     for name, cfg in CONFIGS.items():
-        store = QdrantStore(f"golden_{name}", embedder=HashingEmbedder(64), config=cfg, lanes=lanes())
+        store = QdrantStore(f"golden_{name}", embedder=HashingEmbedder(64), config=cfg, lanes=lanes(), fallback="error")
         try:
             store.add(docs)
             for fi, flt in enumerate(FILTERS):

@@ -932,10 +932,10 @@ def first_versions(
         same = pool[np.array(keys(pool), dtype=object) == key]
         far = same[~on_topic[same]]
         if far.size and vectors is not None and version_floor is not None:
-            m = vectors(far)
-            if m is not None:
-                v = vectors(np.array([first]))[0].astype(np.float64)  # type: ignore[index]
-                m = m.astype(np.float64)
+            got = vectors(np.concatenate([np.array([first]), far]))  # one lookup: a store asks its engine once
+            if got is not None:
+                v = got[0].astype(np.float64)
+                m = got[1:].astype(np.float64)
                 norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(v))
                 cos = (m @ v) / np.where(norms > 0, norms, 1.0)
                 versions[far[cos >= version_floor]] = True

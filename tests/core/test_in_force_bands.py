@@ -87,7 +87,7 @@ def test_the_engines_expression_is_the_numpy_formula(kernel: str, period: tuple[
     end[rng.random(n) < 0.4] = NAN
     start[rng.random(n) < 0.05] = NAN
     intent = _range(*period)
-    cfg = StoreConfig(index=f"index(kernel='{kernel}', missing_date='keep')")
+    cfg = StoreConfig(index=f"index(kernel='{kernel}', missing_date='keep')", fallback="error")  # the engine's form
     engine = plan_query(intent, REF, cfg).weights(start, end)  # numpy over the engines' form
     tp = plan(intent, REF, cfg.index.temporal)
     numpy = apply_temporal(np.full(n, 0.5), start, plan=tp, valid_to=end).decay

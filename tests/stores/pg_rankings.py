@@ -67,7 +67,8 @@ def rankings(dsn: str, table_prefix: str = "parity") -> dict[str, Any]:
     out: dict[str, Any] = {}
     docs = corpus()
     for name, cfg in CONFIGS.items():
-        store = PgVectorStore(dsn, f"{table_prefix}_{name}", embedder=HashingEmbedder(64), config=cfg, lanes=lanes())
+        store = PgVectorStore(dsn, f"{table_prefix}_{name}", embedder=HashingEmbedder(64), config=cfg, lanes=lanes(),
+                              fallback="error")  # recorded with the engine scoring alone
         try:
             if len(store) == 0:
                 store.add(docs)

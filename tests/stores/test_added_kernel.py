@@ -171,14 +171,14 @@ def test_qdrant(lorentz: None, embedder: Any) -> None:
     pytest.importorskip("qdrant_client")
     from chronorank.stores import QdrantStore
 
-    _server_equals_client_reference(QdrantStore("lorentz", embedder=embedder, config=CFG))
+    _server_equals_client_reference(QdrantStore("lorentz", embedder=embedder, config=CFG, fallback="error"))
 
 
 @pytest.mark.pg
 def test_pgvector(lorentz: None, embedder: Any, pg: Any) -> None:
     from chronorank.stores import PgVectorStore
 
-    store = PgVectorStore(pg.dsn, "lorentz", embedder=embedder, config=CFG)
+    store = PgVectorStore(pg.dsn, "lorentz", embedder=embedder, config=CFG, fallback="error")
     try:
         _server_equals_client_reference(store)
     finally:

@@ -144,7 +144,8 @@ def test_server_score_equals_apply_temporal(factory, kernel) -> None:  # noqa: A
     from chronorank.temporal import TemporalConfig, apply_temporal
     from chronorank.timeparse import resolve_now
 
-    s = built(factory, config=f"index(dense_weight=1, keyword_weight=0, missing_date='keep', kernel={kernel!r})")
+    s = built(factory, config=f"index(dense_weight=1, keyword_weight=0, missing_date='keep', kernel={kernel!r})",
+              fallback="error")
     now = resolve_now(NOW)
     for q in ("latest polars release", "polars release as of March 2024", "httpx release in 2023"):
         hits = s.search(q, k=20, now=NOW)
@@ -169,7 +170,7 @@ def _valid_to(h: Hit) -> float:
 
 @pytest.mark.parametrize("factory", SERVER_STORES, indirect=True)
 def test_uncompilable_kernel_needs_explicit_fallback(factory) -> None:  # noqa: ANN001
-    s = built(factory)
+    s = built(factory, fallback="error")
     custom = "delayed_peak()"
     with pytest.raises(InvalidInput, match="fallback='client'"):
         s.search("latest polars release", now=NOW, kernel=custom)
@@ -210,7 +211,7 @@ def test_relative_recency_needs_the_client_fallback(factory, embedder) -> None: 
     from chronorank.index import TemporalIndex
 
     cfg = "index(missing_date='keep', relative_recency=0.9, topical_margin=none, lead_weight=0)"
-    s = built(factory, config=cfg)
+    s = built(factory, config=cfg, fallback="error")
     with pytest.raises(InvalidInput, match="relative_recency"):
         s.search("latest polars release", now=NOW)
     idx = TemporalIndex(embedder=embedder, config=cfg)

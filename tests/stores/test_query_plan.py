@@ -41,7 +41,7 @@ INTENTS = [
                                   "index(missing_date='penalise', future='not_yet_valid')",
                                   "index(missing_date='drop', future='clamp')"])
 def test_plan_query_reads_the_temporal_plan(intent: Intent, spec: str | None) -> None:
-    cfg = StoreConfig(index=spec, missing_weight=0.4)
+    cfg = StoreConfig(index=spec, missing_weight=0.4, fallback="error")  # the engine's own filters
     qp = plan_query(intent, NOW, cfg)
     tp = plan(intent, NOW, cfg.index.temporal)
     assert qp.temporal == tp

@@ -1,5 +1,6 @@
-"""One ranking, every store (issue 30): with the index's rules run client-side over its pool
-(``fallback='client'``, :func:`chronorank.ranking.rank`) and the index's query preparation
+"""One ranking, every store (issue 30): a store built with its defaults runs the index's rules,
+with the index's defaults, client-side over its pool (``fallback='client'``,
+:func:`chronorank.ranking.rank`) and the index's query preparation
 (:mod:`chronorank.stores.prepare`: an undated anchor dated by the engine's BM25 within the
 question's subject, acronyms spelled out, the anchor's subject, the keyword text), each store
 ranks the 72 time questions of ``benchmarks/data/time_semantics`` (MiniLM vectors, the same
@@ -7,11 +8,12 @@ documents; every kind: periods, as-of dates, current, before / after / since / u
 versions, timeless, distractors) as the index does: the same top 3 for every question,
 the stages that read texts included (the version-conflict rule and the anchor's event page over
 the pool's texts, :func:`chronorank.rerank.text_stages`; the version cosine test over vectors
-the store fetches when it runs).
+the store fetches when it runs) -- on Qdrant in at most two requests a question.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,6 @@ from chronorank.intent import parse
 from chronorank.timeparse import to_epoch
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "time_semantics"
-CLIENT_RULES = {"fallback": "client", "topical_margin": 0.5, "relative_recency": 0.85}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_each_store_ranks_the_time_questions_as_the_index(reference: Any, store:
     for q in queries:
         ref = q.get("reference_date", q.get("reference_time"))
         want = idx.search(q["query"], 3, ref)
-        got = store.search(q["query"], 3, ref, **CLIENT_RULES)
+        got = store.search(q["query"], 3, ref)
         assert got.meta["scoring"] == "client"
         kinds.add(q["kind"])
         whole += 1
@@ -75,11 +76,11 @@ def test_an_anchor_is_dated_as_the_index_dates_it(reference: Any, store: Any) ->
             continue
         asked += 1
         want = idx.search(q["query"], 3, ref).meta["intent"]
-        got = store.search(q["query"], 3, ref, **CLIENT_RULES).meta["intent"]
+        got = store.search(q["query"], 3, ref).meta["intent"]
         assert (got.mode, got.target) == (want.mode, want.target), q["query"]
     assert asked >= 5
-    # without the client fallback an undated anchor turns time off (one engine query)
-    plain = store.search("rate limits after the 2.0 release", 3, "2026-08-20").meta["intent"]
+    # scored by the engine alone an undated anchor turns time off (one engine query)
+    plain = store.search("rate limits after the 2.0 release", 3, "2026-08-20", fallback="error").meta["intent"]
     assert plain.target is None and plain.mode == "specific"
 
 
@@ -100,7 +101,38 @@ def test_each_store_puts_the_index_first_hit_first(reference: Any, store: Any) -
             continue
         asked += 1
         want = idx.search(q["query"], 3, ref)
-        got = store.search(q["query"], 3, ref, **CLIENT_RULES)
+        got = store.search(q["query"], 3, ref)
         assert got.meta["scoring"] == "client"
         assert list(got.ids)[0] == list(want.ids)[0], (q["query"], list(got.ids), list(want.ids))
     assert asked >= 50  # most of the questions: periods, as-of dates, latest, timeless, versions
+
+
+def test_every_question_is_at_most_two_requests_to_qdrant(reference: Any) -> None:
+    """Each of the 72 questions, as a Qdrant server would receive it: the probe and the pool in
+    one batched request; a question that needs the corpus first (an undated anchor, an
+    acronym) one before it, its pool then carrying the vectors; otherwise the version cosine
+    test's vectors, where it runs, in one ``retrieve``."""
+    pytest.importorskip("qdrant_client")
+    from counting import Counting
+    from qdrant_client import QdrantClient
+
+    from chronorank.stores import QdrantStore
+
+    idx, docs, queries = reference
+    client = Counting(QdrantClient(":memory:"))
+    store = QdrantStore("time_semantics", client=client, embedder=idx.embedder)
+    store.add(docs, vectors=idx._snap.vectors)
+    store.search("rate limits", 3, "2026-08-20")  # the first search after a write reads the statistics
+    seen: Counter[str] = Counter()
+    for q in queries:
+        ref = q.get("reference_date", q.get("reference_time"))
+        client.calls.clear()
+        got = store.search(q["query"], 3, ref)
+        calls = dict(client.calls)
+        assert sum(calls.values()) <= 2 and set(calls) <= {"query_batch_points", "retrieve"}, (q["query"], calls)
+        assert list(got.ids) == list(idx.search(q["query"], 3, ref).ids), q["query"]
+        seen[q["kind"]] += 1
+        seen["prepared" if calls.get("query_batch_points") == 2 else "one batch"] += 1
+        seen["vectors fetched"] += "retrieve" in calls
+    assert seen["prepared"] >= 5 and seen["vectors fetched"] >= 1, seen
+    assert {"period", "current", "before", "after", "as_of", "timeless"} <= set(seen), seen

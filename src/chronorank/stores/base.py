@@ -1,9 +1,12 @@
 """The ``Store`` protocol and what every server-side adapter shares.
 
-A store keeps documents in an engine (Qdrant, PostgreSQL + pgvector) and scores them
-*there*: the query's intent, the kernel, validity and the fusion of similarity with decay
-are compiled (:mod:`chronorank.stores.compile`) into one expression the engine evaluates
-over a candidate pool built from several **lanes**:
+A store keeps documents in an engine (Qdrant, PostgreSQL + pgvector). The engine builds a
+candidate pool from several **lanes** (below), with each candidate's cosine, BM25 and lead.
+By default (``fallback='client'``) the index's ranking (:func:`chronorank.ranking.rank`, the
+index's defaults) runs over that pool in this process, so a store ranks as the index does.
+With ``fallback='error'`` the engine scores alone: the query's intent, the kernel, validity
+and the fusion of similarity with decay are compiled (:mod:`chronorank.stores.compile`) into
+one expression the engine evaluates over the pool. The lanes:
 
 - ``dense``: the nearest neighbours of the query vector;
 - ``keyword``: the best BM25 matches (client-side analyzer, sparse vectors);
@@ -14,7 +17,8 @@ over a candidate pool built from several **lanes**:
 So a fresh document that sits at similarity rank 500 still reaches the scorer through a
 time lane, which one similarity top-k would never give it.
 
-Scoring, per candidate (``T`` = reference time, ``s`` = effective strength)::
+The engine's scoring (``fallback='error'``), per candidate (``T`` = reference time, ``s`` =
+effective strength)::
 
     sim    = (w_d * clip(cos, 0, 1) + w_k * bm25 / max_bm25 + w_l * lead / max_lead)
              / (w_d + w_k + w_l)                                              # "blend"
@@ -33,8 +37,8 @@ to 1e-6). Differences from the embedded index, all explicit:
   expression); ``'drop'`` becomes a filter. ``fallback='client'`` reproduces the index exactly
   over the pool.
 - ``relative_recency``, ``topical_margin`` and the ``linear``/``rrf`` combine strategies compare
-  candidates with each other; they raise InvalidInput unless ``fallback='client'`` (a store
-  built without naming the first two turns them off, unlike the index's defaults).
+  candidates with each other; under ``fallback='error'`` they raise InvalidInput (a store
+  built without naming the first two turns them off there).
 - version chains (``group_key``) are not derived by the stores: give ``valid_to`` explicitly.
 - BM25 length statistics (``avgdl`` of the body and of the lead) are fixed when the table or
   collection is created, from the first batch; the index recomputes them after every write.

@@ -66,20 +66,40 @@ class Lanes:
         return sum(lim for _, lim in self.named())
 
 
+#: the index defaults that compare candidates with each other (a competitive anchor, a margin
+#: below the best similarity): no engine evaluates them inside one expression
+_POOL_ONLY = ("relative_recency", "topical_margin")
+
+
+def _index_default(name: str) -> Any:
+    d = IndexConfig()
+    return getattr(d, name) if hasattr(d, name) else getattr(d.temporal, name)
+
+
 @dataclass(frozen=True)
 class StoreConfig:
     """Everything a store needs to score: the index configuration (fusion weights +
     temporal settings, see :class:`chronorank.index.IndexConfig`), the lanes, the undated
-    fill weight and the fallback policy."""
+    fill weight and the fallback policy.
+
+    ``fallback='client'`` (default): the engine builds the candidate pool and the index's
+    ranking (:func:`chronorank.ranking.rank`, with the index's defaults) runs client-side over
+    it. ``'error'``: the engine scores alone; the index's defaults it cannot evaluate
+    (``relative_recency``, ``topical_margin``) are off unless the configuration names them,
+    and a named one raises InvalidInput.
+    """
 
     index: Any = None
     lanes: Lanes = field(default_factory=Lanes)
     missing_weight: float = 0.5
-    fallback: str = "error"
+    fallback: str = "client"
     # whether the caller named lead_weight (a spec string or a per-query override) rather than
     # taking the default: an old collection without lead vectors then raises instead of
     # searching without the lead
     lead_named: bool = field(default=False, compare=False)
+    # the _POOL_ONLY settings the caller did not name: at the index's default under
+    # fallback='client', off under 'error'
+    unnamed: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         raw = self.index
@@ -87,16 +107,13 @@ class StoreConfig:
             object.__setattr__(self, "lead_named", True)
         idx = IndexConfig.from_spec(raw)
         if not isinstance(raw, IndexConfig):
-            # the index's defaults for these compare candidates with each other (a competitive
-            # anchor, a margin below the best similarity); no engine evaluates that inside one
-            # expression, so the stores default them off unless the spec names them
-            if "relative_recency" not in str(raw or ""):
-                idx = idx.replace(relative_recency=None)
-            if getattr(idx, "topical_margin", None) is not None and "topical_margin" not in str(raw or ""):
-                idx = idx.replace(topical_margin=None)
-        object.__setattr__(self, "index", idx)
+            spec = str(raw or "")
+            object.__setattr__(self, "unnamed", frozenset(n for n in _POOL_ONLY if n not in spec))
         if self.fallback not in FALLBACKS:
-            raise InvalidInput(f"fallback={self.fallback!r}; use 'error' (default) or 'client'.")
+            raise InvalidInput(f"fallback={self.fallback!r}; use 'client' (default) or 'error'.")
+        if self.unnamed:
+            idx = idx.replace(**{n: None if self.fallback == "error" else _index_default(n) for n in self.unnamed})
+        object.__setattr__(self, "index", idx)
         if not (isinstance(self.missing_weight, (int, float)) and 0.0 <= self.missing_weight <= 1.0):
             raise InvalidInput(f"missing_weight={self.missing_weight!r}; give a weight in [0, 1], e.g. 0.5.")
         if not isinstance(self.lanes, Lanes):
@@ -104,8 +121,7 @@ class StoreConfig:
         if getattr(self.index, "topical_margin", None) is not None and self.fallback != "client":
             raise InvalidInput(
                 f"topical_margin={self.index.topical_margin:g} rescales similarity by the best candidate's "
-                "and cannot run inside the engine yet; use topical_margin=None (the stores' default) or "
-                "fallback='client'."
+                "and cannot run inside the engine; use topical_margin=None or fallback='client' (the default)."
             )
         if getattr(self.index, "dense_scale", "raw") != "raw":
             raise InvalidInput(
@@ -115,11 +131,11 @@ class StoreConfig:
         if self.index.fusion != "blend" and self.fallback != "client":
             raise InvalidInput(
                 f"fusion={self.index.fusion!r} ranks over the whole candidate set and cannot run inside "
-                "the engine; use fusion='blend' or fallback='client'."
+                "the engine; use fusion='blend' or fallback='client' (the default)."
             )
 
     @classmethod
-    def coerce(cls, config: Any, lanes: Lanes | None, missing_weight: float, fallback: str) -> StoreConfig:
+    def coerce(cls, config: Any, lanes: Lanes | None, missing_weight: float, fallback: str = "client") -> StoreConfig:
         """A StoreConfig as given, or one built from an index config/spec and the store's options."""
         if isinstance(config, StoreConfig):
             return config
@@ -131,4 +147,4 @@ class StoreConfig:
         rest = {k: v for k, v in changes.items() if k not in own}
         idx = self.index.replace(**rest) if rest else self.index
         named = self.lead_named or "lead_weight" in rest
-        return dataclasses.replace(self, index=idx, lead_named=named, **mine)
+        return dataclasses.replace(self, index=idx, lead_named=named, unnamed=self.unnamed - set(rest), **mine)

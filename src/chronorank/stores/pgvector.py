@@ -63,7 +63,7 @@ from chronorank.stores.bm25 import (
 from chronorank.stores.config import Lanes, StoreConfig
 from chronorank.stores.documents import analyze_docs, as_matrix, column_roles, prepare_docs
 from chronorank.stores.plan import QueryPlan, plan_query
-from chronorank.stores.prepare import store_query
+from chronorank.stores.prepare import searched, store_query
 from chronorank.stores.results import Candidates, build_ranking, client_score, empty_ranking
 from chronorank.temporal import prepare_query
 from chronorank.types import Intent, Ranking
@@ -233,7 +233,7 @@ class PgVectorStore:
         config: Any = None,
         lanes: Lanes | None = None,
         missing_weight: float = 0.5,
-        fallback: str = "error",
+        fallback: str = "client",
         method: str = "lanes",
         bad_dates: str = "raise",
         infer_dates: bool = True,
@@ -333,15 +333,45 @@ class PgVectorStore:
             pool.put(conn)
 
     def _run(self, sql: str, params: Any = None, *, fetch: bool = True, many: list[Any] | None = None) -> list[Any]:
+        ahead = getattr(self._local, "ahead", None)
+        if ahead and many is None and (sql, repr(params)) in ahead:  # run ahead by _run_ahead
+            return list(ahead.pop((sql, repr(params))))
+        with self._statements() as conn, conn.cursor() as cur:
+            if many is not None:
+                cur.executemany(sql, many)
+                return []
+            cur.execute(sql, params)
+            return cur.fetchall() if fetch and cur.description is not None else []
+
+    def _run_ahead(self, statements: list[tuple[str, Any]]) -> None:
+        """Run ``statements`` in one round trip (psycopg's pipeline mode) on this thread's
+        connection; the next ``_run`` of each on this thread reads its rows."""
+        if not statements:
+            return
+        psycopg = require("psycopg", extra="pgvector", package="psycopg")
+        if not psycopg.Pipeline.is_supported():  # libpq < 14: one round trip each
+            self._local.ahead = {(sql, repr(params)): self._run(sql, params) for sql, params in statements}
+            return
+        with self._statements() as conn:
+            cursors = []
+            with conn.pipeline() as pipe:
+                for sql, params in statements:
+                    cur = conn.cursor()
+                    cur.execute(sql, params)
+                    cursors.append(cur)
+                pipe.sync()
+                rows = [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+            for cur in cursors:
+                cur.close()
+        self._local.ahead = {(sql, repr(params)): r for (sql, params), r in zip(statements, rows)}
+
+    @contextlib.contextmanager
+    def _statements(self) -> Iterator[Any]:
+        """This thread's connection, with a refused statement or a lost connection said clearly."""
         psycopg = require("psycopg", extra="pgvector", package="psycopg")
         with self._borrow() as conn:
             try:
-                with conn.cursor() as cur:
-                    if many is not None:
-                        cur.executemany(sql, many)
-                        return []
-                    cur.execute(sql, params)
-                    return cur.fetchall() if fetch and cur.description is not None else []
+                yield conn
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise StoreError(
                     f"PostgreSQL refused this role a statement for table {self.table!r}: "
@@ -780,7 +810,7 @@ class PgVectorStore:
         given, without the preparation of :mod:`chronorank.stores.prepare`.
         """
         pq = prepare_query(query, k, now, intent, self.config, overrides)
-        sq = store_query(pq, lambda text, n, **kw: self.search(text, n, pq.now, raw=True, **kw),
+        sq = store_query(pq, searched(lambda text, n, **kw: self.search(text, n, pq.now, raw=True, **kw)),
                          lanes or pq.config.lanes, raw=raw, vector=vector)
 
         user_filter = parse_filter(filter)
@@ -794,17 +824,30 @@ class PgVectorStore:
             return empty_ranking(query, intent, now_s, "pgvector")
         qvec = self._query_vector(topical, vector, plan)
         self._check_lead(plan)
-        svec, lvec, holding = (self._query_sparse(sq.keywords, plan, sq.lead_keywords) if plan.keyword_w > 0
-                               else (None, None, None))
         if plan.client:
             method = "lanes"
         need_ef = min(int(max(40, lanes.dense, *[w[1] for w in lanes.windows], 0)), 1000)
-        sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k), lvec=lvec,
-                               filter=user_filter, holding=holding)
-        with self._borrow() as conn:  # the setting and the statement on one connection
-            if self._pool is not None and self._pool.ef.get(conn) != need_ef:
-                self._run(f"SET hnsw.ef_search = {need_ef}", fetch=False)
+        walks = method == "lanes" and (lanes.dense > 0 or bool(lanes.windows))  # an HNSW walk reads ef_search
+        with self._borrow() as conn:  # the setting and the statements on one connection
+            # one round trip for what does not depend on another answer: the setting, the
+            # query terms' frequencies and the time windows' row estimates
+            ahead: list[tuple[str, Any]] = []
+            if walks and self._pool is not None and self._pool.ef.get(conn) != need_ef:
+                ahead.append((f"SET hnsw.ef_search = {need_ef}", None))
                 self._pool.ef[conn] = need_ef
+            if plan.keyword_w > 0 and query_terms(sq.keywords):
+                ahead.append(self._df_sql(query_terms(sq.keywords)))
+            explain = self._btree_sql(self._windows(plan, lanes)) if method == "lanes" and self._source is None else None
+            if explain is not None:
+                ahead.append((explain, None))
+            self._run_ahead(ahead)
+            try:
+                svec, lvec, holding = (self._query_sparse(sq.keywords, plan, sq.lead_keywords) if plan.keyword_w > 0
+                                       else (None, None, None))
+                sql, params = self.sql(plan, lanes, qvec, svec, method, limit=None if plan.client else int(k),
+                                       lvec=lvec, filter=user_filter, holding=holding)
+            finally:
+                self._local.ahead = None
             rows = self._run(sql, params)
         if not rows and len(self) == 0:
             return empty_ranking(query, intent, now_s, "pgvector")
@@ -957,9 +1000,7 @@ class PgVectorStore:
             if lanes.keyword and svec is not None:
                 parts.append(("keyword", f"SELECT v.doc, v.id, v.sparse <#> %(sq)s AS o FROM {vt} v WHERE {flt} "
                                          f"AND v.sparse IS NOT NULL AND {holds} ORDER BY o, v.id LIMIT {lanes.keyword}"))
-            windows: dict[tuple[float, float], tuple[float, int]] = {}
-            for days, lim in lanes.windows:
-                windows.setdefault(plan.window(days), (days, lim))
+            windows = self._windows(plan, lanes)
             by_btree = self._btree_windows(windows) if own else set()
             for (lo, hi), (days, lim) in windows.items():
                 # a window of few rows: all of them from the btree, in exact distance order (the
@@ -1003,16 +1044,36 @@ class PgVectorStore:
         btree against 24 by HNSW, 180 days / 9.8k rows 119 against 194, 365 days / 20k rows 199
         against 84); the btree path is exact, the filtered walk is not.
         """
-        if not windows:
+        explain = self._btree_sql(windows)
+        if explain is None:
             return set()
-        t = f"{self.table}{VEC}"
-        parts = [f"SELECT 1 FROM {t} WHERE t_start BETWEEN {_f(lo)} AND {_f(hi)}" for lo, hi in windows]
-        plan = self._run("EXPLAIN (FORMAT JSON) " + " UNION ALL ".join([f"SELECT 1 FROM {t}", *parts]))[0][0][0]["Plan"]
+        plan = self._run(explain)[0][0][0]["Plan"]
         rows = [float(p["Plan Rows"]) for p in plan.get("Plans", [])]
         if len(rows) != len(windows) + 1:
             return set()  # a plan of another shape: keep the HNSW walks
         n = max(rows[0], 1.0)
         return {w for w, r, (_, lim) in zip(windows, rows[1:], windows.values()) if r <= math.sqrt(WINDOW_COST * lim * n)}
+
+    def _btree_sql(self, windows: Mapping[tuple[float, float], Any]) -> str | None:
+        """The EXPLAIN whose row estimates ``_btree_windows`` reads (None: no window)."""
+        if not windows:
+            return None
+        t = f"{self.table}{VEC}"
+        parts = [f"SELECT 1 FROM {t} WHERE t_start BETWEEN {_f(lo)} AND {_f(hi)}" for lo, hi in windows]
+        return "EXPLAIN (FORMAT JSON) " + " UNION ALL ".join([f"SELECT 1 FROM {t}", *parts])
+
+    @staticmethod
+    def _windows(plan: QueryPlan, lanes: Lanes) -> dict[tuple[float, float], tuple[float, int]]:
+        """The time lanes' distinct (lo, hi) intervals -> (days, limit)."""
+        windows: dict[tuple[float, float], tuple[float, int]] = {}
+        for days, lim in lanes.windows:
+            windows.setdefault(plan.window(days), (days, lim))
+        return windows
+
+    def _df_sql(self, terms: Mapping[int, Any]) -> tuple[str, Any]:
+        """The query terms' frequencies and the document count in one statement (one snapshot)."""
+        return (f"SELECT term, df FROM {self.table}_df WHERE term = ANY(%s) AND df > 0 "
+                "UNION ALL SELECT NULL, n_docs FROM chronorank_schema WHERE tbl = %s", (list(terms), self.table))
 
     def _query_vector(self, topical: str, vector: Any, plan: QueryPlan) -> Any:
         if vector is not None:
@@ -1037,11 +1098,7 @@ class PgVectorStore:
         if not terms:
             return None, None, None
         pgv = require("pgvector", extra="pgvector", package="pgvector")
-        # the frequencies and the document count in one statement (one snapshot, one round trip)
-        rows = self._run(
-            f"SELECT term, df FROM {self.table}_df WHERE term = ANY(%s) AND df > 0 "
-            "UNION ALL SELECT NULL, n_docs FROM chronorank_schema WHERE tbl = %s", (list(terms), self.table)
-        )
+        rows = self._run(*self._df_sql(terms))
         df = {int(term): int(d) for term, d in rows if term is not None}
         n_docs = next((int(d) for term, d in rows if term is None), 0)
         vals = {}

@@ -1,6 +1,9 @@
-"""``QdrantStore``: temporal scoring inside Qdrant with a formula query over prefetch lanes.
+"""``QdrantStore``: the index's ranking over a pool Qdrant builds (``fallback='client'``, the
+default: the probe and every pool member's cosine, BM25 and lead in one batched request, then
+:func:`chronorank.stores.results.client_score`), or temporal scoring inside Qdrant with a
+formula query over prefetch lanes (``fallback='error'``).
 
-One search is one ``query_points`` request::
+The engine's scoring is one ``query_points`` request::
 
     prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ), rescore-by-lead( lanes ) ]
     lanes    = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
@@ -32,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,7 +55,14 @@ from chronorank.stores.bm25 import (
 from chronorank.stores.config import Lanes, StoreConfig
 from chronorank.stores.documents import as_matrix, column_roles, point_id, prepare_docs
 from chronorank.stores.plan import QueryPlan, plan_query
-from chronorank.stores.prepare import store_query
+from chronorank.stores.prepare import (
+    Found,
+    KeywordRequest,
+    Request,
+    plain_intent,
+    plain_overrides,
+    store_query,
+)
 from chronorank.stores.qdrant_edge import EdgeClient
 from chronorank.stores.results import (
     Candidates,
@@ -94,7 +104,8 @@ def _check_collection_name(collection: str) -> None:
 
 
 class QdrantStore:
-    """A Qdrant collection scored with chronorank's temporal layer, server-side.
+    """A Qdrant collection ranked as the index ranks (``fallback='client'``, the default) or
+    scored server-side alone (``fallback='error'``).
 
     Parameters
     ----------
@@ -108,8 +119,11 @@ class QdrantStore:
     config: an ``IndexConfig`` or its spec (fusion weights + temporal settings), or a
         :class:`~chronorank.stores.StoreConfig`.
     lanes: a :class:`~chronorank.stores.Lanes` (candidate lanes and their limits).
-    fallback: ``"error"`` (default): a setting the engine cannot evaluate raises InvalidInput;
-        ``"client"``: the lanes' pool is scored client-side with ``apply_temporal``.
+    fallback: ``"client"`` (default): Qdrant builds the lanes' pool with each candidate's cosine,
+        BM25 and lead, and the index's ranking (:func:`chronorank.ranking.rank`, the index's
+        defaults) runs over it client-side -- the same ranking as ``TemporalIndex``;
+        ``"error"``: Qdrant scores alone with the compiled formula (the index's defaults it
+        cannot evaluate are off; naming one raises InvalidInput).
     """
 
     def __init__(
@@ -126,7 +140,7 @@ class QdrantStore:
         config: Any = None,
         lanes: Lanes | None = None,
         missing_weight: float = 0.5,
-        fallback: str = "error",
+        fallback: str = "client",
         bad_dates: str = "raise",
         infer_dates: bool = True,
         k1: float | None = None,
@@ -450,11 +464,13 @@ class QdrantStore:
         ``overrides`` change this call's settings (``strength=0``, ``kernel=...``,
         ``fallback='client'``, ``lanes=...``). ``filter`` is a metadata filter
         (:mod:`chronorank.filters`) ANDed into every lane, the maxima probes and the scorer.
-        A search is at most two requests (the lanes' probe, batched, and the scoring query; a
-        third only where equal scores straddle the cut), plus one for the collection's BM25
-        statistics after a write (see ``_frequencies``). With ``fallback='client'`` a question
-        with an undated anchor or an acronym makes one or two keyword requests more
-        (:mod:`chronorank.stores.prepare`).
+        A search is at most two requests, plus the collection's BM25 statistics once after a
+        write (see ``_frequencies``). ``fallback='client'`` (default): the probe and the pool,
+        batched, in one request; a question that needs the corpus first (an undated anchor, an
+        acronym, a glued name: :mod:`chronorank.stores.prepare`) one batched request before it,
+        and its pool then carries the vectors; otherwise the version cosine test, where it runs,
+        fetches its few vectors in a second. ``fallback='error'``: the lanes' probe, batched,
+        and the scoring query (a third only where equal scores straddle the cut).
         """
         try:
             return self._search(query, k, now, **kwargs)
@@ -477,8 +493,13 @@ class QdrantStore:
         **overrides: Any,
     ) -> Ranking:
         pq = prepare_query(query, k, now, intent, self.config, overrides)
-        sq = store_query(pq, lambda text, n, **kw: self._search(text, n, pq.now, raw=True, diagnose=False, **kw),
-                         lanes or pq.config.lanes, raw=raw, vector=vector)
+        asked: list[int] = []  # the preparation's requests (at most one batch)
+
+        def fetch(reqs: Sequence[Request]) -> list[Found]:
+            asked.append(len(reqs))
+            return self._prepare(reqs, pq.now, pq.config)
+
+        sq = store_query(pq, fetch, lanes or pq.config.lanes, raw=raw, vector=vector)
 
         user_filter = filter_qdrant(filter, prefix=f"{self._lay.meta_key or 'metadata'}.",
                                     time_keys={"start": self._lay.start_key, "end": self._lay.end_key})
@@ -509,10 +530,21 @@ class QdrantStore:
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
             return empty_ranking(query, intent, now_s, "qdrant")
-        # request 1 (batched): lane ids for diagnostics, and the BM25 and lead maxima
-        max_bm25, max_lead, lane_ids = self._probe(named, svec, base, diagnose, plan, lvec)
+        probe, probed = self._probe_requests(named, svec, base, diagnose, plan, lvec)
         prefetch = [p for _, p in named]
         pool = sum(int(p.limit) for p in prefetch)
+        if plan.client:
+            # one batched request: the probe and the pool with every signal (and, after a
+            # preparation request, the pool's vectors: the search stays at two requests)
+            cand, max_bm25, max_lead, lane_ids = self._pool(
+                probe, probed, plan, prefetch, pool, base, qvec, svec, lvec, vectors=bool(asked))
+            cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
+            order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
+            return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
+                                 order=order, client_res=res, meta={"pool": pool, **meta}, max_lead=max_lead)
+        # request 1 (batched): lane ids for diagnostics, and the BM25 and lead maxima
+        max_bm25, max_lead, lane_ids = self._read_probe(
+            probed, self._call(self.client.query_batch_points, self.collection, requests=probe) if probe else [])
         rescorers: list[tuple[str, Any]] = []
         slots: dict[str, str] = {}
         for name, q, using, on in (
@@ -525,12 +557,6 @@ class QdrantStore:
                 rescorers.append((name, m.Prefetch(prefetch=prefetch, query=q, using=using, filter=base, limit=pool)))
         if "lead" not in slots:
             lvec, max_lead = None, 0.0
-        if plan.client:
-            cand = self._pool(rescorers, pool)
-            cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
-            order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
-            return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
-                                 order=order, client_res=res, meta={"pool": pool, **meta}, max_lead=max_lead)
         formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
         dense = self._lay.dense
         # the engine orders equal scores its own way: ask for one row past k, and again for
@@ -669,9 +695,10 @@ class QdrantStore:
             out.append(("newest", m.Prefetch(query=order, filter=flt, limit=lanes.newest)))
         return out
 
-    def _probe(
+    def _probe_requests(
         self, named: list[tuple[str, Any]], svec: Any, base: Any, diagnose: bool, plan: QueryPlan, lvec: Any = None,
-    ) -> tuple[float, float, dict[str, dict[str, int]]]:
+    ) -> tuple[list[Any], list[str]]:
+        """The probe: each lane's ids (``diagnose``), the BM25 maximum and the lead's maximum."""
         m = _models()
         reqs, names = [], []
         if diagnose:
@@ -687,9 +714,9 @@ class QdrantStore:
             # the lead's maximum over the filtered collection (the body's comes from its lane)
             reqs.append(m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=self._lay.id_payload()))
             names.append("_lead")
-        if not reqs:
-            return 0.0, 0.0, {}
-        results = self._call(self.client.query_batch_points, self.collection, requests=reqs)
+        return reqs, names
+
+    def _read_probe(self, names: list[str], results: list[Any]) -> tuple[float, float, dict[str, dict[str, int]]]:
         max_bm25 = max_lead = 0.0
         lists = []
         for name, res in zip(names, results):
@@ -742,31 +769,121 @@ class QdrantStore:
         return Candidates(ids=ids, records=recs, score=score, cos=cos, bm25=bm25, start=start, end=end,
                           lead=lead if lq else None)
 
-    def _pool(self, rescorers: list[tuple[str, Any]], pool: int) -> Candidates:
-        """fallback='client': every pool member with its exact cosine, BM25 and lead."""
-        cols: dict[str, dict[str, float]] = {}
-        payloads: dict[str, Any] = {}  # id -> point
-        for name, pre in rescorers:
-            pts = self._call(self.client.query_points, self.collection, prefetch=pre.prefetch, query=pre.query,
-                             using=pre.using, limit=pool, with_payload=True).points
-            cols[name] = {self._lay.doc_id(p): float(p.score) for p in pts}
-            for p in pts:
-                payloads.setdefault(self._lay.doc_id(p), p)
-        ids = list(payloads)
+    def _pool(
+        self, probe: list[Any], probed: list[str], plan: QueryPlan, prefetch: list[Any], pool: int, base: Any,
+        qvec: Any, svec: Any, lvec: Any, vectors: bool,
+    ) -> tuple[Candidates, float, float, dict[str, dict[str, int]]]:
+        """fallback='client': the probe and every pool member with its exact cosine, BM25 and
+        lead, in one batched request; the pool's texts come with the first signal's rows, the
+        embeddings (``vectors``) with the cosine's -- else fetched by one ``retrieve`` only when
+        the version cosine test runs (``_vector_lookup``)."""
+        m = _models()
+        dense = self._lay.dense
+        cols = [(name, q, using) for name, q, using, on in (
+            ("cos", qvec, dense, True),
+            ("bm25", svec, SPARSE, plan.keyword_w > 0),
+            ("lead", lvec, LEAD, plan.lead_w > 0),
+        ) if q is not None and on]
+        with_cos = bool(cols) and cols[0][0] == "cos"
+        reqs = list(probe)
+        for i, (name, q, using) in enumerate(cols):
+            full = i == 0 or not with_cos  # the cosine's rows hold every pool member
+            want = ([dense] if dense is not None else True) if (vectors and name == "cos") else False
+            reqs.append(m.QueryRequest(prefetch=prefetch, query=q, using=using, filter=base, limit=pool,
+                                       with_payload=True if full else self._lay.id_payload(), with_vector=want))
+        results = self._call(self.client.query_batch_points, self.collection, requests=reqs) if reqs else []
+        max_bm25, max_lead, lane_ids = self._read_probe(probed, results[:len(probe)])
+        scores: dict[str, dict[str, float]] = {}
+        points: dict[str, Any] = {}  # id -> the point with its payload
+        for (name, _, _), res in zip(cols, results[len(probe):]):
+            scores[name] = {self._lay.doc_id(p): float(p.score) for p in res.points}
+            for p in res.points:
+                points.setdefault(self._lay.doc_id(p), p)
+        if max_bm25 <= 0:
+            scores.pop("bm25", None)
+        if max_lead <= 0:
+            scores.pop("lead", None)
+            max_lead = 0.0
+        ids = list(points)
         n = len(ids)
-        times = np.array([self._lay.times(payloads[d].payload or {}) for d in ids], dtype=np.float64).reshape(n, 2)
-        return Candidates(
-            ids=ids, records=[self._lay.record(payloads[d]) for d in ids], score=np.zeros(n),
-            cos=np.array([cols.get("cos", {}).get(d, 0.0) for d in ids], dtype=np.float64),
-            bm25=np.array([cols.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
-            lead=np.array([cols["lead"].get(d, 0.0) for d in ids], dtype=np.float64) if "lead" in cols else None,
-            start=times[:, 0], end=times[:, 1],
-            vectors=self._vector_lookup([payloads[d].id for d in ids]) if "cos" in cols else None,
+        times = np.array([self._lay.times(points[d].payload or {}) for d in ids], dtype=np.float64).reshape(n, 2)
+        emb: Any = None
+        if "cos" in scores:
+            emb = (_dense_rows([points[d] for d in ids], dense) if vectors
+                   else self._vector_lookup([points[d].id for d in ids]))
+        cand = Candidates(
+            ids=ids, records=[self._lay.record(points[d]) for d in ids], score=np.zeros(n),
+            cos=np.array([scores.get("cos", {}).get(d, 0.0) for d in ids], dtype=np.float64),
+            bm25=np.array([scores.get("bm25", {}).get(d, 0.0) for d in ids], dtype=np.float64),
+            lead=np.array([scores["lead"].get(d, 0.0) for d in ids], dtype=np.float64) if "lead" in scores else None,
+            start=times[:, 0], end=times[:, 1], vectors=emb,
         )
+        return cand, max_bm25, max_lead, lane_ids
+
+    def _prepare(self, reqs: Sequence[Request], now: float, cfg: StoreConfig) -> list[Found]:
+        """The preparation's requests (:func:`chronorank.stores.prepare.store_query`) as one
+        batched request: a keyword request is the engine's BM25 (its texts, dates and, with the
+        lead on, lead vectors), a pool request its dense and keyword lanes' texts."""
+        m = _models()
+        none = Found(ids=[], bm25=np.zeros(0), start=np.zeros(0), texts=[])
+        if not self._exists():
+            return [none for _ in reqs]
+        batch: list[Any] = []
+        parts: list[tuple[Request, list[int], Any]] = []  # request, its rows in the batch, its lead query
+        for r in reqs:
+            rows: list[int] = []
+            lvec = None
+            if isinstance(r, KeywordRequest):
+                lead_w = r.lead_weight if self.has_lead else 0.0
+                plan = plan_query(plain_intent(r.words), now, cfg.replace(**plain_overrides(lead_w)))
+                terms = query_terms(r.words)
+                svec, lvec = self._query_sparse(terms, plan) if terms else (None, None)
+                if svec is not None:
+                    rows.append(len(batch))
+                    batch.append(m.QueryRequest(query=svec, using=SPARSE, filter=self._base_filter(plan), limit=r.n,
+                                                with_payload=True, with_vector=[LEAD] if lvec is not None else False))
+            else:
+                plan = plan_query(plain_intent(r.text), now, cfg.replace(**plain_overrides()))
+                base = self._base_filter(plan)
+                qvec = self._query_vector(r.text, r.vector, plan, r.lanes)
+                terms = query_terms(r.text) if (plan.keyword_w > 0 or qvec is None) else {}
+                svec = self._query_sparse(terms, plan)[0] if terms else None
+                for q, using, limit, on in ((qvec, self._lay.dense, r.lanes.dense, plan.dense_w > 0),
+                                            (svec, SPARSE, r.lanes.keyword, plan.keyword_w > 0)):
+                    if q is not None and limit and on:
+                        rows.append(len(batch))
+                        batch.append(m.QueryRequest(query=q, using=using, filter=base, limit=limit, with_payload=True))
+            parts.append((r, rows, lvec))
+        results = self._call(self.client.query_batch_points, self.collection, requests=batch) if batch else []
+        out = []
+        for r, rows, lvec in parts:
+            pts: dict[str, Any] = {}
+            for j in rows:
+                for p in results[j].points:
+                    pts.setdefault(self._lay.doc_id(p), p)
+            ids = list(pts)
+            n = len(ids)
+            score = np.array([float(pts[d].score) for d in ids], dtype=np.float64)
+            start = np.array([self._lay.times(pts[d].payload or {})[0] for d in ids], dtype=np.float64).reshape(n)
+            lead = None
+            if lvec is not None:
+                lq = dict(zip(lvec.indices, lvec.values))
+                lead = np.zeros(n)
+                for i, d in enumerate(ids):
+                    vec = pts[d].vector
+                    lv = vec.get(LEAD) if isinstance(vec, dict) else None
+                    if lv is not None:
+                        lead[i] = sum(lq.get(t, 0.0) * v for t, v in zip(lv.indices, lv.values))
+            order = best_first(score, np.arange(n), start, ids) if isinstance(r, KeywordRequest) else np.arange(n)
+            out.append(Found(
+                ids=[ids[i] for i in order.tolist()], bm25=score[order], start=start[order],
+                texts=[str(self._lay.record(pts[ids[i]]).get("text") or "") for i in order.tolist()],
+                lead=None if lead is None else lead[order]))
+        return out
 
     def _vector_lookup(self, pids: list[Any]) -> Callable[[np.ndarray], np.ndarray | None]:
         """The pool's embeddings by position, for the version cosine test: fetched only when
-        that test runs (the first hit and its off-topic same-series pages, one ``retrieve`` each),
+        that test runs (the first hit and its off-topic same-series pages, one ``retrieve``),
         not with every pool member (pool x dim floats a search)."""
         dense = self._lay.dense
 
@@ -818,6 +935,20 @@ class QdrantStore:
 
     def __repr__(self) -> str:
         return f"QdrantStore(collection={self.collection!r}, config={self.config.index.spec()!r})"
+
+
+def _dense_rows(points: list[Any], dense: str | None) -> Callable[[np.ndarray], np.ndarray | None]:
+    """The points' dense embeddings by position (returned with them)."""
+    rows = []
+    for p in points:
+        vecs = p.vector if isinstance(p.vector, dict) else {dense: p.vector}
+        rows.append(vecs.get(dense) if dense is not None else vecs.get(None, vecs.get("")))
+
+    def vectors(pos: np.ndarray) -> np.ndarray | None:
+        got = [rows[i] for i in np.asarray(pos, dtype=np.int64).tolist()]
+        return None if any(r is None for r in got) else np.asarray(got, dtype=np.float64)
+
+    return vectors
 
 
 def _length_stats(prep: Any) -> tuple[float, float]:
