@@ -365,7 +365,8 @@ def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, 
         same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
     near = np.argpartition(-sim, SECTION_PEERS - 1)[:SECTION_PEERS] if sim.shape[0] > SECTION_PEERS \
         else np.arange(sim.shape[0])
-    pos = np.union1d(same, np.append(near, best))
+    pos = np.sort(np.concatenate([same, near, [best]]))
+    pos = pos[np.concatenate([[True], pos[1:] != pos[:-1]])]  # np.union1d would import numpy.ma
     codes = np.asarray(titles_of(pos))
     code = codes[pos == best][0]
     if code < 0:
@@ -815,7 +816,7 @@ def section_chain(
     n = sim.shape[0]
     near = np.flatnonzero(live) if int(np.count_nonzero(live)) <= SECTION_POOL else \
         np.argpartition(-masked, SECTION_POOL - 1)[:SECTION_POOL]
-    near = np.union1d(near, [best])
+    near = np.sort(near if (near == best).any() else np.append(near, best))  # not np.union1d: numpy.ma
     keys = np.array(list(keys_of(near)), dtype=object)
     key = keys[near == best][0]
     chain = np.zeros(n, dtype=bool)
