@@ -92,6 +92,7 @@ __all__ = [
     "in_force_first",
     "lead_cut",
     "may_be_current",
+    "key_codes",
     "open_side",
     "prepare",
     "rank",
@@ -103,6 +104,7 @@ __all__ = [
     "shaped",
     "title_chains",
     "title_codes",
+    "title_key",
     "topic_decision",
 ]
 
@@ -1106,21 +1108,24 @@ class Ranked:
     facet: np.ndarray | None = None  # the on-topic documents matching the question's specific part
 
 
-def _codes(keys: Sequence[str]) -> np.ndarray:
-    """One code per distinct non-empty key (-1 for the empty key)."""
-    arr = np.array(list(keys), dtype=object)
-    out = np.full(arr.shape[0], -1, dtype=np.int64)
-    has = arr != ""
-    if has.any():
-        _, inv = np.unique(arr[has].astype(str), return_inverse=True)
-        out[has] = inv.reshape(-1)
-    return out
+def key_codes(keys: Sequence[str]) -> np.ndarray:
+    """One code per distinct non-empty key, numbered in order of first appearance (-1 for the empty key)."""
+    seen: dict[str, int] = {}
+    return np.array([seen.setdefault(k, len(seen)) if k else -1 for k in keys], dtype=np.int64)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def title_key(text: str, tokens: int) -> str:
+    """The first ``tokens`` words of a text's lead, lower-cased (:func:`title_codes`)."""
+    return " ".join(m.group(0) for m in itertools.islice(_WORD.finditer(text[: lead_cut(text)].lower()), tokens))
 
 
 def title_codes(texts: Sequence[str], tokens: int) -> np.ndarray:
     """A code per text, equal for texts whose leads' first ``tokens`` words are equal (-1: no
     lead): the title chains' key over texts (the index reads its own lead terms)."""
-    return _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[:tokens]) for x in texts])
+    return key_codes([title_key(x, tokens) for x in texts])
 
 
 #: ``conflicts(score, live, also, tier) -> mask``: the candidates whose lead names only versions

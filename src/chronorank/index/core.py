@@ -83,12 +83,13 @@ from chronorank.ranking import (  # the ranking: one pipeline of named stages (t
     section_key,
 )
 from chronorank.ranking import flatten_top as _flatten_top
+from chronorank.ranking import key_codes as _key_codes
 from chronorank.ranking import kth_largest as _kth_largest
 from chronorank.ranking import open_side as _open_side
 from chronorank.ranking import sample_kth as _sample_kth
 from chronorank.ranking import series_key as _series_key
 from chronorank.ranking import shaped as _shaped
-from chronorank.ranking import title_codes as _text_title_codes
+from chronorank.ranking import title_key as _title_key
 from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
     ANCHOR_BINS,
@@ -1415,8 +1416,19 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
 
 
 def _title_codes_of(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> np.ndarray:
-    """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as the best match)."""
-    return _text_title_codes([snap.records[r]["text"] for r in doc_rows.tolist()], tokens)
+    """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as
+    the best match); each row's key is read once per index state (a regex over its lead)."""
+    memo = snap.derived.get(("title_key", tokens))
+    if memo is None:
+        memo = snap.derived.setdefault(("title_key", tokens), {})
+    texts = getattr(snap.records, "texts", None)  # the columnar Records: no dict per row
+    keys = []
+    for r in doc_rows.tolist():
+        key = memo.get(r)
+        if key is None:
+            key = memo[r] = _title_key(snap.records[r]["text"] if texts is None else texts[r], tokens)
+        keys.append(key)
+    return _key_codes(keys)
 
 
 class _Chains:
