@@ -44,6 +44,7 @@ series keys, title chains and the versions they name) and optional vectors. Pure
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -536,6 +537,15 @@ class TopicDecision:
                      if facet else "; not in the set matching the question's specific part"
                      + ("" if b is None else f" (bm25 {share('bm25', b):.2f} x the best)"))
         return text
+
+
+def _with_facet(
+    decide: Callable[[], TopicDecision | None], words: np.ndarray, facet: np.ndarray,
+) -> TopicDecision | None:
+    """``decide()`` with the facet's lowest keyword score (:func:`facet_first`)."""
+    decision = decide()
+    return None if decision is None else dataclasses.replace(
+        decision, facet=float(np.min(words, where=facet, initial=np.inf)))
 
 
 def topic_decision(
@@ -1104,8 +1114,24 @@ class Ranked:
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict stage
     kept: int = 0  # candidates the temporal layer keeps
     prepared: Prepared | None = None
-    topic: TopicDecision | None = None  # the topic stage's decision, for the explanation
+    decide: Callable[[], TopicDecision | None] | None = None  # the topic stage's decision, made when asked
     facet: np.ndarray | None = None  # the on-topic documents matching the question's specific part
+
+    @property
+    def topic(self) -> TopicDecision | None:
+        """The topic stage's decision, for the explanation (its near tiers recomputed at the first ask)."""
+        return None if self.decide is None else self.decide()
+
+
+def _once(fn: Callable[[], TopicDecision | None]) -> Callable[[], TopicDecision | None]:
+    """``fn``, called at the first call only (an explanation's numbers: most searches never ask)."""
+    done: list[TopicDecision | None] = []
+
+    def get() -> TopicDecision | None:
+        if not done:
+            done.append(fn())
+        return done[0]
+    return get
 
 
 def key_codes(keys: Sequence[str]) -> np.ndarray:
@@ -1220,7 +1246,7 @@ def rank(
     keep = res.keep if live is None else res.keep & live
     score = np.asarray(res.score, dtype=np.float64)
     on_topic = versions = conflict = facet = None
-    decision: TopicDecision | None = None
+    decide: Callable[[], TopicDecision | None] | None = None
     across: int | None = None
     # 6. topic first
     if cut is not None and n and (signals is None or "bm25" in signals):
@@ -1234,10 +1260,10 @@ def rank(
             calibrated=prep.calibrated,
         )
         stages.append("topic first")
-        decision = topic_decision(
-            raw_sim, sig, keep, ~res.not_yet_valid, cut,
+        decide = _once(functools.partial(
+            topic_decision, raw_sim, sig, keep, ~res.not_yet_valid, cut,
             [] if prep.sections else [("dense", rules.topic_floor), ("lead", rules.topic_lead_floor)],
-            None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside)
+            None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside))
         # 6b. facet: time orders the documents that match the question's specific part first
         if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
@@ -1246,9 +1272,7 @@ def rank(
             if got is not None:
                 score, facet = got
                 stages.append("facet")
-                if decision is not None:
-                    decision = dataclasses.replace(
-                        decision, facet=float(np.min(sig["bm25"], where=facet, initial=np.inf)))
+                decide = _once(functools.partial(_with_facet, decide, sig["bm25"], facet))
     # 6b. section chain: on a page in sections, the best match's section first
     if prep.sections and sections is not None and n:
         chain = section_chain(raw_sim, np.ones(n, dtype=bool) if live is None else live, sections, texts_of)
@@ -1295,4 +1319,4 @@ def rank(
         score = np.where(keep, score, -np.inf)
     return Ranked(score=score, res=res, sim=sim, intent=intent, plan=tplan, on_topic=on_topic, versions=versions,
                   across=across, stages=tuple(stages), raw_sim=raw_sim, conflict=conflict, kept=kept, prepared=prep,
-                  topic=decision, facet=facet)
+                  decide=decide, facet=facet)

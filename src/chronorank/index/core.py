@@ -959,7 +959,7 @@ class _Scored:
     kept: int  # documents the temporal layer keeps
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict rule
     across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
-    topic: TopicDecision | None = None  # the topic stage's numbers, for the explanation
+    topic: Callable[[], TopicDecision | None] | None = None  # the topic stage's numbers, for the explanation (made when asked)
     facet: np.ndarray | None = None  # the on-topic rows matching the question's specific part
 
 
@@ -1020,7 +1020,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,
                    score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
                    event=event if ranked.versions is not None else None, kept=ranked.kept,
-                   conflict=ranked.conflict, across=ranked.across, topic=ranked.topic, facet=ranked.facet)
+                   conflict=ranked.conflict, across=ranked.across, topic=ranked.decide, facet=ranked.facet)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
