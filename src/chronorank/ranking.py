@@ -348,6 +348,24 @@ def flatten_margin(sim: np.ndarray, margin: float) -> float:
 SECTION_PEERS = 64
 
 
+def _most_similar(sim: np.ndarray, m: int) -> np.ndarray:
+    """The positions of the ``m`` highest entries of ``sim`` (of tied ones at the ``m``-th, the
+    first), in no stated order: read among the entries at or above a sampled bound
+    (:func:`sample_kth`) rather than partitioning the whole corpus."""
+    n = sim.shape[0]
+    if n <= m:
+        return np.arange(n)
+    cand = np.flatnonzero(sim >= sample_kth(sim, m))
+    if cand.shape[0] < m or cand.shape[0] > n // 4:  # the bound missed (or NaN, ties): every entry
+        cand = np.flatnonzero(~np.isnan(sim))
+        if cand.shape[0] < m:  # NaN last, as a partition of -sim puts it
+            return np.argsort(-sim, kind="stable")[:m]
+    s = sim[cand]
+    kth = np.partition(s, s.shape[0] - m)[s.shape[0] - m]
+    above = cand[s > kth]
+    return np.concatenate([above, cand[s == kth][: m - above.shape[0]]])
+
+
 def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, sim: np.ndarray) -> bool:
     """Whether the best match is a section of a page: two candidates share its title
     (``titles_of(positions)``: a code per position, equal for equal leads, -1 for none; as
@@ -366,8 +384,7 @@ def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, 
     same = np.flatnonzero(times == when)
     if same.shape[0] > SECTION_PEERS:  # the best match is the most similar: always kept
         same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
-    near = np.argpartition(-sim, SECTION_PEERS - 1)[:SECTION_PEERS] if sim.shape[0] > SECTION_PEERS \
-        else np.arange(sim.shape[0])
+    near = _most_similar(sim, SECTION_PEERS)
     pos = np.union1d(same, np.append(near, best))
     codes = np.asarray(titles_of(pos))
     code = codes[pos == best][0]
