@@ -44,6 +44,7 @@ series keys, title chains and the versions they name) and optional vectors. Pure
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -92,6 +93,7 @@ __all__ = [
     "in_force_first",
     "lead_cut",
     "may_be_current",
+    "key_codes",
     "open_side",
     "prepare",
     "rank",
@@ -103,6 +105,7 @@ __all__ = [
     "shaped",
     "title_chains",
     "title_codes",
+    "title_key",
     "topic_decision",
 ]
 
@@ -345,6 +348,24 @@ def flatten_margin(sim: np.ndarray, margin: float) -> float:
 SECTION_PEERS = 64
 
 
+def _most_similar(sim: np.ndarray, m: int) -> np.ndarray:
+    """The positions of the ``m`` highest entries of ``sim`` (of tied ones at the ``m``-th, the
+    first), in no stated order: read among the entries at or above a sampled bound
+    (:func:`sample_kth`) rather than partitioning the whole corpus."""
+    n = sim.shape[0]
+    if n <= m:
+        return np.arange(n)
+    cand = np.flatnonzero(sim >= sample_kth(sim, m))
+    if cand.shape[0] < m or cand.shape[0] > n // 4:  # the bound missed (or NaN, ties): every entry
+        cand = np.flatnonzero(~np.isnan(sim))
+        if cand.shape[0] < m:  # NaN last, as a partition of -sim puts it
+            return np.argsort(-sim, kind="stable")[:m]
+    s = sim[cand]
+    kth = np.partition(s, s.shape[0] - m)[s.shape[0] - m]
+    above = cand[s > kth]
+    return np.concatenate([above, cand[s == kth][: m - above.shape[0]]])
+
+
 def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, sim: np.ndarray) -> bool:
     """Whether the best match is a section of a page: two candidates share its title
     (``titles_of(positions)``: a code per position, equal for equal leads, -1 for none; as
@@ -363,8 +384,7 @@ def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, 
     same = np.flatnonzero(times == when)
     if same.shape[0] > SECTION_PEERS:  # the best match is the most similar: always kept
         same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
-    near = np.argpartition(-sim, SECTION_PEERS - 1)[:SECTION_PEERS] if sim.shape[0] > SECTION_PEERS \
-        else np.arange(sim.shape[0])
+    near = _most_similar(sim, SECTION_PEERS)
     pos = np.sort(np.concatenate([same, near, [best]]))
     pos = pos[np.concatenate([[True], pos[1:] != pos[:-1]])]  # np.union1d would import numpy.ma
     codes = np.asarray(titles_of(pos))
@@ -535,6 +555,15 @@ class TopicDecision:
                      if facet else "; not in the set matching the question's specific part"
                      + ("" if b is None else f" (bm25 {share('bm25', b):.2f} x the best)"))
         return text
+
+
+def _with_facet(
+    decide: Callable[[], TopicDecision | None], words: np.ndarray, facet: np.ndarray,
+) -> TopicDecision | None:
+    """``decide()`` with the facet's lowest keyword score (:func:`facet_first`)."""
+    decision = decide()
+    return None if decision is None else dataclasses.replace(
+        decision, facet=float(np.min(words, where=facet, initial=np.inf)))
 
 
 def topic_decision(
@@ -1103,25 +1132,44 @@ class Ranked:
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict stage
     kept: int = 0  # candidates the temporal layer keeps
     prepared: Prepared | None = None
-    topic: TopicDecision | None = None  # the topic stage's decision, for the explanation
+    decide: Callable[[], TopicDecision | None] | None = None  # the topic stage's decision, made when asked
     facet: np.ndarray | None = None  # the on-topic documents matching the question's specific part
 
+    @property
+    def topic(self) -> TopicDecision | None:
+        """The topic stage's decision, for the explanation (its near tiers recomputed at the first ask)."""
+        return None if self.decide is None else self.decide()
 
-def _codes(keys: Sequence[str]) -> np.ndarray:
-    """One code per distinct non-empty key (-1 for the empty key)."""
-    arr = np.array(list(keys), dtype=object)
-    out = np.full(arr.shape[0], -1, dtype=np.int64)
-    has = arr != ""
-    if has.any():
-        _, inv = np.unique(arr[has].astype(str), return_inverse=True)
-        out[has] = inv.reshape(-1)
-    return out
+
+def _once(fn: Callable[[], TopicDecision | None]) -> Callable[[], TopicDecision | None]:
+    """``fn``, called at the first call only (an explanation's numbers: most searches never ask)."""
+    done: list[TopicDecision | None] = []
+
+    def get() -> TopicDecision | None:
+        if not done:
+            done.append(fn())
+        return done[0]
+    return get
+
+
+def key_codes(keys: Sequence[str]) -> np.ndarray:
+    """One code per distinct non-empty key, numbered in order of first appearance (-1 for the empty key)."""
+    seen: dict[str, int] = {}
+    return np.array([seen.setdefault(k, len(seen)) if k else -1 for k in keys], dtype=np.int64)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def title_key(text: str, tokens: int) -> str:
+    """The first ``tokens`` words of a text's lead, lower-cased (:func:`title_codes`)."""
+    return " ".join(m.group(0) for m in itertools.islice(_WORD.finditer(text[: lead_cut(text)].lower()), tokens))
 
 
 def title_codes(texts: Sequence[str], tokens: int) -> np.ndarray:
     """A code per text, equal for texts whose leads' first ``tokens`` words are equal (-1: no
     lead): the title chains' key over texts (the index reads its own lead terms)."""
-    return _codes([" ".join(re.findall(r"\w+", x[: lead_cut(x)].lower())[:tokens]) for x in texts])
+    return key_codes([title_key(x, tokens) for x in texts])
 
 
 #: ``conflicts(score, live, also, tier) -> mask``: the candidates whose lead names only versions
@@ -1216,7 +1264,7 @@ def rank(
     keep = res.keep if live is None else res.keep & live
     score = np.asarray(res.score, dtype=np.float64)
     on_topic = versions = conflict = facet = None
-    decision: TopicDecision | None = None
+    decide: Callable[[], TopicDecision | None] | None = None
     across: int | None = None
     # 6. topic first
     if cut is not None and n and (signals is None or "bm25" in signals):
@@ -1230,10 +1278,10 @@ def rank(
             calibrated=prep.calibrated,
         )
         stages.append("topic first")
-        decision = topic_decision(
-            raw_sim, sig, keep, ~res.not_yet_valid, cut,
+        decide = _once(functools.partial(
+            topic_decision, raw_sim, sig, keep, ~res.not_yet_valid, cut,
             [] if prep.sections else [("dense", rules.topic_floor), ("lead", rules.topic_lead_floor)],
-            None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside)
+            None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside))
         # 6b. facet: time orders the documents that match the question's specific part first
         if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
@@ -1242,9 +1290,7 @@ def rank(
             if got is not None:
                 score, facet = got
                 stages.append("facet")
-                if decision is not None:
-                    decision = dataclasses.replace(
-                        decision, facet=float(np.min(sig["bm25"], where=facet, initial=np.inf)))
+                decide = _once(functools.partial(_with_facet, decide, sig["bm25"], facet))
     # 6b. section chain: on a page in sections, the best match's section first
     if prep.sections and sections is not None and n:
         chain = section_chain(raw_sim, np.ones(n, dtype=bool) if live is None else live, sections, texts_of)
@@ -1291,4 +1337,4 @@ def rank(
         score = np.where(keep, score, -np.inf)
     return Ranked(score=score, res=res, sim=sim, intent=intent, plan=tplan, on_topic=on_topic, versions=versions,
                   across=across, stages=tuple(stages), raw_sim=raw_sim, conflict=conflict, kept=kept, prepared=prep,
-                  topic=decision, facet=facet)
+                  decide=decide, facet=facet)

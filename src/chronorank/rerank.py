@@ -374,7 +374,7 @@ class TemporalReranker:
             ranking.notes = _DatedNotes(res, dated)
         ranking.meta.update(
             anchor=anchor_line, on_topic=on_topic, band=res.band, expired=res.expired, target=intent.target,
-            stages=ranked.stages, topic=ranked.topic, raw_similarity=sim, facet=ranked.facet,
+            stages=ranked.stages, topic=ranked.decide, raw_similarity=sim, facet=ranked.facet,
             chains=None if texts is None else _TextChains(texts, t, ids, g),
             topic_rule="" if self.topical_margin is None else (
                 f"on topic = similarity >= {self.topical_margin:g} x the best candidate's; time reorders "

@@ -636,6 +636,8 @@ class Ranking(Sequence[Hit]):
         length, newest id), when the engine recorded them (the index does)."""
         m = self.meta
         decision, on_topic, raw = m.get("topic"), m.get("on_topic"), m.get("raw_similarity")
+        if callable(decision):  # the engine decides when an explanation asks (ranking.Ranked.topic)
+            decision = decision()
         why = None
         if decision is not None and on_topic is not None and raw is not None and row < len(on_topic):
             facet = m.get("facet")

@@ -12,7 +12,7 @@ import pytest
 from cli_support import saved_index, search_ids
 
 from chronorank.index import TemporalIndex
-from chronorank.ranking import flatten_margin, sectioned
+from chronorank.ranking import SECTION_PEERS, flatten_margin, sectioned
 
 NOW = "2025-09-01"
 
@@ -88,6 +88,33 @@ def test_sectioned_reads_one_title_and_one_date():
     # the best match's title is shared only across dates: versions or releases, not sections
     assert not sectioned(of, times, np.array([0.1, 0.2, 0.3, 0.9, 0.5]))
     assert not sectioned(lambda pos: np.array([-1, -1])[pos], np.array([1.0, 1.0]), np.array([0.9, 0.5]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sectioned_reads_the_most_similar_of_a_large_corpus(seed):
+    """Past SECTION_PEERS candidates, sectioned reads the best match's date peers and exactly
+    the SECTION_PEERS most similar (ties at the last one: the first positions), NaN never."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    sim = rng.random(n)
+    if seed % 3 == 1:
+        sim = np.round(sim * 50) / 50  # ties, at the cut too
+    elif seed % 3 == 2:
+        sim[rng.random(n) < 0.3] = np.nan
+        sim[rng.random(n) < 0.3] = -np.inf
+    times = np.arange(n, dtype=float)  # one document a date: only the most similar are read besides the best
+    read: list[np.ndarray] = []
+
+    def of(pos):
+        read.append(pos)
+        return np.zeros(pos.shape[0], dtype=np.int64)  # one title: sectioned iff two share a date
+
+    assert not sectioned(of, times, sim)
+    got = read[0]
+    best = int(np.argmax(sim))
+    finite = np.flatnonzero(~np.isnan(sim))
+    order = finite[np.lexsort((finite, -sim[finite]))][:SECTION_PEERS]  # highest first, ties by position
+    assert np.array_equal(got, np.union1d(order, [best]))
 
 
 def test_flatten_margin_ties_the_near_tier_only():

@@ -83,12 +83,13 @@ from chronorank.ranking import (  # the ranking: one pipeline of named stages (t
     section_key,
 )
 from chronorank.ranking import flatten_top as _flatten_top
+from chronorank.ranking import key_codes as _key_codes
 from chronorank.ranking import kth_largest as _kth_largest
 from chronorank.ranking import open_side as _open_side
 from chronorank.ranking import sample_kth as _sample_kth
 from chronorank.ranking import series_key as _series_key
 from chronorank.ranking import shaped as _shaped
-from chronorank.ranking import title_codes as _text_title_codes
+from chronorank.ranking import title_key as _title_key
 from chronorank.ranking import topic_rule as _topic_rule
 from chronorank.temporal import (
     ANCHOR_BINS,
@@ -958,7 +959,7 @@ class _Scored:
     kept: int  # documents the temporal layer keeps
     conflict: np.ndarray | None = None  # moved below their tier by the version-conflict rule
     across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
-    topic: TopicDecision | None = None  # the topic stage's numbers, for the explanation
+    topic: Callable[[], TopicDecision | None] | None = None  # the topic stage's numbers, for the explanation (made when asked)
     facet: np.ndarray | None = None  # the on-topic rows matching the question's specific part
 
 
@@ -1019,7 +1020,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,
                    score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
                    event=event if ranked.versions is not None else None, kept=ranked.kept,
-                   conflict=ranked.conflict, across=ranked.across, topic=ranked.topic, facet=ranked.facet)
+                   conflict=ranked.conflict, across=ranked.across, topic=ranked.decide, facet=ranked.facet)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -1415,8 +1416,19 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
 
 
 def _title_codes_of(snap: _Snapshot, doc_rows: np.ndarray, tokens: int) -> np.ndarray:
-    """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as the best match)."""
-    return _text_title_codes([snap.records[r]["text"] for r in doc_rows.tolist()], tokens)
+    """``ranking.title_codes`` of a few rows' texts (``ranking.sectioned`` reads those dated as
+    the best match); each row's key is read once per index state (a regex over its lead)."""
+    memo = snap.derived.get(("title_key", tokens))
+    if memo is None:
+        memo = snap.derived.setdefault(("title_key", tokens), {})
+    texts = getattr(snap.records, "texts", None)  # the columnar Records: no dict per row
+    keys = []
+    for r in doc_rows.tolist():
+        key = memo.get(r)
+        if key is None:
+            key = memo[r] = _title_key(snap.records[r]["text"] if texts is None else texts[r], tokens)
+        keys.append(key)
+    return _key_codes(keys)
 
 
 class _Chains:
