@@ -63,10 +63,8 @@ def cli_ids(capsys, path, query, k=3):
 CASES = [
     # a fresher entry of another package is a clearly worse match (similarity rank 75 -> 1)
     ("newest sqlite3 security fix", "sqlite3@3.40.1-2"),
-    # the entry that names Paraguay, not the newer tzdata entries: not yet -- every tzdata
-    # entry shares the title the lead tier keeps together (see the issue 29 report)
-    pytest.param("what did the tzdata update say about Paraguay", "tzdata@2022f-1",
-                 marks=pytest.mark.xfail(strict=True, reason="lookup inside one title's entries")),
+    # the entry that names Paraguay, not the newer tzdata entries its title keeps on topic
+    ("what did the tzdata update say about Paraguay", "tzdata@2022f-1"),
     # an advisory id names one entry; "2023" inside it is not a year
     ("CVE-2023-7104 sqlite3", "sqlite3@3.40.1-2"),
 ]
@@ -115,6 +113,26 @@ def test_near_tier_is_calibrated_per_query():
         True, True, False, False, False, False]
     # a lone best match above the rest is no tier (one stale article above fresh ones)
     assert near_tier(np.array([1.0, 0.7, 0.68, 0.66, 0.64, 0.45]), live, 0.5) is None
+
+
+def test_a_lone_keyword_match_leads_only_when_the_meaning_agrees():
+    import numpy as np
+
+    from chronorank.ranking import facet_first
+
+    # five entries under one title; the first alone names the question's specific part
+    score = np.array([0.1, 0.9, 0.8, 0.7, 0.6])
+    on = np.ones(5, dtype=bool)
+    words = np.array([27.0, 2.0, 1.9, 1.9, 1.9])
+    titles = np.full(5, 0.67)
+    got = facet_first(score, on, words, np.array([0.71, 0.58, 0.59, 0.51, 0.51]), on, 0.5, titles)
+    assert got is not None and got[1].tolist() == [True, False, False, False, False]
+    assert int(np.argmax(got[0])) == 0 and np.argsort(-got[0])[1:].tolist() == [1, 2, 3, 4]  # time orders the rest
+    # a keyword outlier whose meaning is no better than the fresh ones' is no facet: time decides
+    assert facet_first(score, on, words, np.array([0.55, 0.58, 0.59, 0.51, 0.51]), on, 0.5, titles) is None
+    # nor one whose own title is the only one that strong (another subject, not a part of this one)
+    assert facet_first(score, on, words, np.array([0.71, 0.58, 0.59, 0.51, 0.51]), on, 0.5,
+                       np.array([0.9, 0.6, 0.6, 0.6, 0.6])) is None
 
 
 # versioned sections of one made-up policy: each section version is a document ------------
