@@ -439,8 +439,7 @@ def facet_first(
     The facet is the near tier of the keyword signal ``words`` (BM25) among the on-topic
     documents (:func:`chronorank.temporal.near_tier` at the topic cut's ``margin``; the rest
     below ``margin`` x its lowest), and only when the meaning signal (``meaning``, the dense
-    cosine) agrees: every document of the tier is a better match than every other on-topic
-    one. Words alone do not say which part of a question is specific: "what changed in the
+    cosine) agrees: the on-topic document of best meaning is in the tier. Words alone do not say which part of a question is specific: "what changed in the
     latest release of requests" splits requests' releases on the words "changed" and
     "release", and the releases that happen to say them are no better answers; there the
     dense cosine of the tier is no higher than the rest's. With ``titles`` (the lead signal)
@@ -454,7 +453,15 @@ def facet_first(
     0.538 -> 0.548 and ``period`` 0.485 -> 0.483 (dev unchanged); benchmarks/time_semantics.py
     unchanged. Without the dense agreement (keywords alone) the facet split the releases of a
     project on "changed", "release", "version", "notes": changelogs reworded ``as_of`` 0.974 ->
-    0.866, original ``latest`` 0.988 -> 0.942.
+    0.866, original ``latest`` 0.988 -> 0.942. The agreement asked first that *every* document
+    of the tier be a better meaning than every other; an entry that names the specific part in
+    one line of a long list of other changes has a diluted cosine ("tox support for pylock.toml
+    lock files": the newer of the two entries naming pylock had a cosine below three siblings
+    that do not), and the facet fell through to time over the whole project. The best meaning
+    match in the tier is what says the question's meaning points at the specific part:
+    changelogs-user ``lookup`` 0.788 -> 0.807, ``latest`` 0.766 -> 0.789 (the two questions
+    that move: tox pylock, rich markdown), nothing else of the default row moves (the minimum
+    tier cosine above the rest's median instead: reworded ``latest`` 0.988 -> 0.971).
 
     A facet may be one document: "what did the tzdata update say about Paraguay" names one
     entry among the tzdata entries its title keeps on topic (keywords 14 x the next one's,
@@ -482,7 +489,7 @@ def facet_first(
     floor = float(np.min(words, where=tier, initial=np.inf))
     if not float(np.max(words, where=rest, initial=-np.inf)) < margin * floor:
         return None
-    if not float(np.min(meaning, where=tier, initial=np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
+    if not float(np.max(meaning, where=tier, initial=-np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
         return None
     if titles is not None and not (
             float(np.max(titles, where=rest, initial=-np.inf)) >= float(np.min(titles, where=tier, initial=np.inf))):
@@ -1245,7 +1252,10 @@ def rank(
             [] if prep.sections else [("dense", rules.topic_floor), ("lead", rules.topic_lead_floor)],
             None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside)
         # 6b. facet: time orders the documents that match the question's specific part first
-        if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
+        # not for a question naming a version: the version is its specific part (the versions
+        # and version-conflict stages), and "1.x" / "version" in bodies are no facet
+        if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0 \
+                and conflicts is None:
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
                               np.asarray(sig["dense"], dtype=np.float64), keep, cut,
                               None if "lead" not in sig else np.asarray(sig["lead"], dtype=np.float64))
