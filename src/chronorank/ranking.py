@@ -486,13 +486,14 @@ def facet_first(
     The facet is the near tier of the keyword signal ``words`` (BM25) among the on-topic
     documents (:func:`chronorank.temporal.near_tier` at the topic cut's ``margin``; the rest
     below ``margin`` x its lowest), and only when the meaning signal (``meaning``, the dense
-    cosine) agrees: every document of the tier is a better match than every other on-topic
-    one. Words alone do not say which part of a question is specific: "what changed in the
+    cosine) agrees: the on-topic document of best meaning is in the tier. Words alone do not say which part of a question is specific: "what changed in the
     latest release of requests" splits requests' releases on the words "changed" and
     "release", and the releases that happen to say them are no better answers; there the
     dense cosine of the tier is no higher than the rest's. With ``titles`` (the lead signal)
-    the facet must also share its subject with the rest: some document left out of it has a
-    title match as strong as the facet's weakest. A fresh page worded differently from the
+    the facet is read among the subject's own documents (a title match of at least ``margin``
+    x the best on topic: a page of another project that names the thing in its body, on topic
+    by its cosine, is no part of it -- it ranks with the rest of the on-topic set), and some
+    document left out of it has a title match as strong as the facet's weakest. A fresh page worded differently from the
     stale ones it replaced ("Announcing our 2026 prices" after two "Pro plan pricing" pages)
     loses the question's words *and* its title match: it is not another entry of the same
     subject, and relative recency still counts from it. Measured (benchmarks/cross_domain.py,
@@ -501,28 +502,56 @@ def facet_first(
     0.538 -> 0.548 and ``period`` 0.485 -> 0.483 (dev unchanged); benchmarks/time_semantics.py
     unchanged. Without the dense agreement (keywords alone) the facet split the releases of a
     project on "changed", "release", "version", "notes": changelogs reworded ``as_of`` 0.974 ->
-    0.866, original ``latest`` 0.988 -> 0.942. Returns ``(score, facet)`` with
+    0.866, original ``latest`` 0.988 -> 0.942. The agreement asked first that *every* document
+    of the tier be a better meaning than every other; an entry that names the specific part in
+    one line of a long list of other changes has a diluted cosine ("tox support for pylock.toml
+    lock files": the newer of the two entries naming pylock had a cosine below three siblings
+    that do not), and the facet fell through to time over the whole project. The best meaning
+    match in the tier is what says the question's meaning points at the specific part:
+    changelogs-user ``lookup`` 0.788 -> 0.807, ``latest`` 0.766 -> 0.789 (the two questions
+    that move: tox pylock, rich markdown), nothing else of the default row moves (the minimum
+    tier cosine above the rest's median instead: reworded ``latest`` 0.988 -> 0.971).
+
+    A facet may be one document: "what did the tzdata update say about Paraguay" names one
+    entry among the tzdata entries its title keeps on topic (keywords 14 x the next one's,
+    and the best cosine), so it ranks first and time orders the rest after it. The fused near
+    tier's rule that a lone best match is no tier (one stale article above fresh ones) is about
+    the topic, which a lone facet leaves as it is: it stays inside the on-topic set, and the
+    dense and title tests below hold it. Measured with the three changes of issue 29's lookup
+    work together (the lone facet, the best-cosine agreement, the subject's own documents; the
+    stage now for ``recent`` questions naming no version): changelogs-user ``lookup`` 0.788 ->
+    0.807, ``latest`` 0.766 -> 0.789, news-dev 0.758 -> 0.755 (fresh_only 0.804 -> 0.802,
+    fresh_vs_stale 0.701 -> 0.698), policies-dev train ``period`` 0.639 -> 0.641 (dev
+    unchanged); release, changelogs (three sets), synthetic unchanged. Returns ``(score, facet)`` with
     the facet above the rest of the on-topic set, that above the off-topic documents (each
     side in its own order), or None when there is no agreed facet.
     """
     on = on_topic & live
     if np.count_nonzero(on) < 3:
         return None
-    tier = near_tier(words, on, margin)
-    if tier is None:
-        return None
-    tier &= on
-    rest = on & ~tier
+    # the subject's own entries: a title match >= margin x the best on topic
+    mine = on if titles is None else on & (titles >= margin * float(np.max(titles, where=on, initial=-np.inf)))
+    tier = near_tier(words, mine, margin)
+    if tier is None:  # a lone best keyword match is a facet of one (the checks below still hold it)
+        top = float(np.max(words, where=mine, initial=-np.inf))
+        if not top > 0:
+            return None
+        tier = words >= top
+    tier &= mine
+    rest = mine & ~tier
     if not rest.any():
         return None
     floor = float(np.min(words, where=tier, initial=np.inf))
     if not float(np.max(words, where=rest, initial=-np.inf)) < margin * floor:
         return None
-    if not float(np.min(meaning, where=tier, initial=np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
+    if not float(np.max(meaning, where=tier, initial=-np.inf)) > float(np.max(meaning, where=rest, initial=-np.inf)):
         return None
-    if titles is not None and not (
-            float(np.max(titles, where=rest, initial=-np.inf)) >= float(np.min(titles, where=tier, initial=np.inf))):
-        return None
+    if titles is not None:
+        low = float(np.min(titles, where=tier, initial=np.inf))
+        # the facet's title is the subject's (each member >= margin x the best title on topic), and
+        # some document left out of it has a title match as strong as the facet's weakest
+        if not float(np.max(titles, where=rest, initial=-np.inf)) >= low:
+            return None
     out = rank_first(score, tier, on)
     return rank_first(out, on, live), tier
 
@@ -1309,7 +1338,12 @@ def rank(
             [] if prep.sections else [("dense", rules.topic_floor), ("lead", rules.topic_lead_floor)],
             None if prep.sections else rules.topic_lead_floor, prep.calibrated, outside))
         # 6b. facet: time orders the documents that match the question's specific part first
-        if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0:
+        # for a "recent" question naming no version: a version is the specific part itself (the
+        # versions and version-conflict stages; "1.x" / "version" in bodies are no facet), and a
+        # period or as-of question's window is its time part (a facet put a 2015 entry spelling
+        # "jinja2" above the 2017 ones asked for)
+        if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0 \
+                and conflicts is None and intent.mode == "recent":
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
                               np.asarray(sig["dense"], dtype=np.float64), keep, cut,
                               None if "lead" not in sig else np.asarray(sig["lead"], dtype=np.float64))

@@ -63,10 +63,8 @@ def cli_ids(capsys, path, query, k=3):
 CASES = [
     # a fresher entry of another package is a clearly worse match (similarity rank 75 -> 1)
     ("newest sqlite3 security fix", "sqlite3@3.40.1-2"),
-    # the entry that names Paraguay, not the newer tzdata entries: not yet -- every tzdata
-    # entry shares the title the lead tier keeps together (see the issue 29 report)
-    pytest.param("what did the tzdata update say about Paraguay", "tzdata@2022f-1",
-                 marks=pytest.mark.xfail(strict=True, reason="lookup inside one title's entries")),
+    # the entry that names Paraguay, not the newer tzdata entries its title keeps on topic
+    ("what did the tzdata update say about Paraguay", "tzdata@2022f-1"),
     # an advisory id names one entry; "2023" inside it is not a year
     ("CVE-2023-7104 sqlite3", "sqlite3@3.40.1-2"),
 ]
@@ -115,6 +113,80 @@ def test_near_tier_is_calibrated_per_query():
         True, True, False, False, False, False]
     # a lone best match above the rest is no tier (one stale article above fresh ones)
     assert near_tier(np.array([1.0, 0.7, 0.68, 0.66, 0.64, 0.45]), live, 0.5) is None
+
+
+def test_a_lone_keyword_match_leads_only_when_the_meaning_agrees():
+    import numpy as np
+
+    from chronorank.ranking import facet_first
+
+    # five entries under one title; the first alone names the question's specific part
+    score = np.array([0.1, 0.9, 0.8, 0.7, 0.6])
+    on = np.ones(5, dtype=bool)
+    words = np.array([27.0, 2.0, 1.9, 1.9, 1.9])
+    titles = np.full(5, 0.67)
+    got = facet_first(score, on, words, np.array([0.71, 0.58, 0.59, 0.51, 0.51]), on, 0.5, titles)
+    assert got is not None and got[1].tolist() == [True, False, False, False, False]
+    assert int(np.argmax(got[0])) == 0 and np.argsort(-got[0])[1:].tolist() == [1, 2, 3, 4]  # time orders the rest
+    # a keyword outlier whose meaning is no better than the fresh ones' is no facet: time decides
+    assert facet_first(score, on, words, np.array([0.55, 0.58, 0.59, 0.51, 0.51]), on, 0.5, titles) is None
+    # nor one whose own title is the only one that strong (another subject, not a part of this one)
+    assert facet_first(score, on, words, np.array([0.71, 0.58, 0.59, 0.51, 0.51]), on, 0.5,
+                       np.array([0.9, 0.6, 0.6, 0.6, 0.6])) is None
+
+
+def test_a_facet_named_in_passing_still_agrees_by_its_best_meaning():
+    import numpy as np
+
+    from chronorank.ranking import facet_first
+
+    # two entries name the specific part; the newer one in one line of a long list (its cosine
+    # diluted below a sibling's): the facet's best meaning is still the best on topic
+    score = np.array([0.3, 0.6, 0.9, 0.8, 0.7])
+    on = np.ones(5, dtype=bool)
+    words = np.array([30.0, 25.0, 2.0, 2.0, 1.5])
+    got = facet_first(score, on, words, np.array([0.71, 0.50, 0.55, 0.40, 0.38]), on, 0.5, np.full(5, 1.1))
+    assert got is not None and got[1].tolist() == [True, True, False, False, False]
+    assert np.argsort(-got[0]).tolist() == [1, 0, 2, 3, 4]  # time orders the two, then the rest
+    # the best meaning outside the keyword tier: the words do not say what is specific
+    assert facet_first(score, on, words, np.array([0.60, 0.50, 0.65, 0.40, 0.38]), on, 0.5, np.full(5, 1.1)) is None
+
+
+BOXER_TOPICS = ["faster environment creation", "colored output on Windows terminals", "parallel test sessions",
+                "configuration file discovery", "plugin hooks for reporting", "environment variable passing",
+                "better error messages for missing interpreters", "recreate environments when dependencies change"]
+BOXER = [{"id": f"boxer@4.{i}.0", "date": f"2024-{i + 2:02d}-15",
+          "text": f"boxer 4.{i}.0. Features: {BOXER_TOPICS[i]}. Bug fixes: {BOXER_TOPICS[(i + 3) % 8]} no longer fails."}
+         for i in range(8)]
+BOXER[1] = {"id": "boxer@4.1.0", "date": "2024-03-15",
+            "text": "boxer 4.1.0. Features: support PEP 751 pylock.toml lock files as dependency input via the "
+                    "pylock configuration option; packages are filtered by extras and markers."}
+BOXER[3] = {"id": "boxer@4.3.0", "date": "2024-05-15",
+            "text": "boxer 4.3.0. Bug fixes: discard a partially registered configuration on failure; report the "
+                    "first creation failure in definition order; fix installs from pylock.toml lock files with "
+                    "extras; colored output on Windows terminals; keep environment variables when recreating."}
+
+
+@pytest.fixture(scope="module")
+def boxer():
+    idx = TemporalIndex()
+    idx.add(BOXER)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def boxer_cli(tmp_path_factory):
+    return saved_index(tmp_path_factory, BOXER, "boxer")
+
+
+def test_time_orders_only_the_entries_that_name_the_specific_thing(boxer, boxer_cli, capsys):
+    # two entries name pylock.toml; four newer releases of boxer do not: the newer of the two
+    # first, the older one next, then the rest
+    q = "recent boxer changes for pylock.toml lock files"
+    hits = boxer.search(q, k=4, now=NOW)
+    assert hits.meta["intent"].mode == "recent"
+    assert hits.ranked_ids[:2] == ["boxer@4.3.0", "boxer@4.1.0"], hits.ranked_ids
+    assert cli_ids(capsys, boxer_cli, q, k=2) == ["boxer@4.3.0", "boxer@4.1.0"]
 
 
 # versioned sections of one made-up policy: each section version is a document ------------
