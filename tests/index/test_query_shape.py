@@ -87,24 +87,6 @@ def test_burst_when_the_best_matches_crowd_the_recent_past():
     assert _burst_scale(two, times, now, 0.1, past_only=True) is None
 
 
-def test_no_burst_when_the_subject_itself_releases_that_often():
-    # a project releasing every week fills the collection's newest tenth (the other 250
-    # documents, about other things, are years old): a question about it whose best matches
-    # are its entries of a few months ago is no current event; this week's three are
-    now = 5000 * DAY
-    weeks = np.arange(1, 151)
-    ages = np.concatenate([7.0 * weeks, np.linspace(1100, 4900, 250)])
-    times = now - ages * DAY
-    sim = np.concatenate([np.full(150, 0.5), np.zeros(250)])  # every entry of the project matches
-    months = sim.copy()
-    months[[25, 29, 34, 39, 59, 79, 99, 119, 129, 139]] = 1.0  # weeks 26, 30, 35, ... 140
-    assert float(np.sort(ages[months == 1.0])[2]) < np.quantile(ages, 0.1)  # the collection's newest tenth
-    assert _burst_scale(months, times, now, 0.1, past_only=True) is None
-    fresh = sim.copy()
-    fresh[[0, 1, 2, 39, 59, 79, 99, 119, 129, 139]] = 1.0  # weeks 1, 2, 3 and older ones
-    assert _burst_scale(fresh, times, now, 0.1, past_only=True) is not None
-
-
 def test_burst_ignores_documents_after_a_past_reference_time():
     now = 1000 * DAY
     past = now - np.linspace(1, 1000, 100) * DAY
