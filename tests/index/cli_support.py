@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from chronorank import TemporalIndex
 from chronorank.cli import main
 
 
@@ -29,3 +32,21 @@ def search_ids(capsys: Any, path: Path, query: str, now: str, k: int = 3) -> lis
     capsys.readouterr()
     assert main(["search", str(path), query, "--now", now, "-k", str(k), "--json"]) == 0
     return [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]]
+
+
+def corpus_fixtures(docs: list[dict[str, Any]], tag: str, index_name: str = "index",
+                    cli_name: str = "cli_path") -> tuple[Any, Any]:
+    """Two module fixtures over ``docs``: the index built in memory (``index_name``) and the one
+    ``chronorank index`` saved (``cli_name``, see :func:`saved_index`); assign both at module level."""
+
+    @pytest.fixture(scope="module", name=index_name)
+    def _index() -> TemporalIndex:
+        idx = TemporalIndex()
+        idx.add(docs)
+        return idx
+
+    @pytest.fixture(scope="module", name=cli_name)
+    def _cli(tmp_path_factory: Any) -> Path:
+        return saved_index(tmp_path_factory, docs, tag)
+
+    return _index, _cli

@@ -5,10 +5,9 @@
 from __future__ import annotations
 
 import pytest
+from cli_support import corpus_fixtures, search_ids
 from cli_support import debian_entry as _entry
-from cli_support import saved_index, search_ids
 
-from chronorank.index import TemporalIndex
 from chronorank.index.version_conflict import asked_versions, find_versions
 from chronorank.intent import parse
 
@@ -42,16 +41,7 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "semantics")
+index, cli_path = corpus_fixtures(DOCS, "semantics")
 
 
 def cli_ids(capsys, path, query, k=3):

@@ -6,9 +6,8 @@ the question too; "just" is a trigger now, and the cue covers the other verbs of
 from __future__ import annotations
 
 import pytest
-from cli_support import saved_index, search_ids
+from cli_support import corpus_fixtures, search_ids
 
-from chronorank.index import TemporalIndex
 from chronorank.intent import parse
 
 NOW = "2026-08-20"
@@ -31,16 +30,7 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "recency_cues")
+index, cli_path = corpus_fixtures(DOCS, "recency_cues")
 
 
 @pytest.mark.parametrize("query", [

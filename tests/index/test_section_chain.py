@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_support import saved_index, search_ids
+from cli_support import corpus_fixtures, search_ids
 
 from chronorank.index import TemporalIndex
 from chronorank.ranking import section_chain, section_key, sectioned
@@ -52,16 +52,7 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "section-chain")
+index, cli_path = corpus_fixtures(DOCS, "section-chain")
 
 
 def test_as_of_a_day_the_asked_section_in_force_beats_a_sibling_changed_nearer_to_it(index, cli_path, capsys):

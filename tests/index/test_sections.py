@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_support import saved_index, search_ids
+from cli_support import corpus_fixtures, search_ids
 
 from chronorank.index import TemporalIndex
 from chronorank.ranking import SECTION_PEERS, flatten_margin, sectioned
@@ -42,16 +42,7 @@ SECTIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(SECTIONS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, SECTIONS, "sections")
+index, cli_path = corpus_fixtures(SECTIONS, "sections")
 
 
 def cli_ids(capsys, path, query, k=3):

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from cli_support import saved_index, search_ids
+from cli_support import corpus_fixtures, search_ids
 
 from chronorank.cli import main
-from chronorank.index import TemporalIndex
 
 NOW = "2024-12-01"
 
@@ -36,16 +34,7 @@ DOCS = [
 QUERY = "pyserve safe_join on windows: newest fix?"
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "facet")
+index, cli_path = corpus_fixtures(DOCS, "facet")
 
 
 def test_newest_of_what_matches_the_specific_part(index, cli_path, capsys):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_support import corpus_fixtures, search_ids
 from cli_support import debian_entry as _entry
-from cli_support import saved_index, search_ids
 
 from chronorank.cli import main
 from chronorank.index import TemporalIndex
@@ -44,16 +44,7 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "topic")
+index, cli_path = corpus_fixtures(DOCS, "topic")
 
 
 def cli_ids(capsys, path, query, k=3):
@@ -167,16 +158,7 @@ BOXER[3] = {"id": "boxer@4.3.0", "date": "2024-05-15",
                     "extras; colored output on Windows terminals; keep environment variables when recreating."}
 
 
-@pytest.fixture(scope="module")
-def boxer():
-    idx = TemporalIndex()
-    idx.add(BOXER)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def boxer_cli(tmp_path_factory):
-    return saved_index(tmp_path_factory, BOXER, "boxer")
+boxer, boxer_cli = corpus_fixtures(BOXER, "boxer", "boxer", "boxer_cli")
 
 
 def test_time_orders_only_the_entries_that_name_the_specific_thing(boxer, boxer_cli, capsys):

@@ -5,9 +5,8 @@ MiniLM index): a number that is part of a name is not a release's number."""
 from __future__ import annotations
 
 import pytest
-from cli_support import saved_index, search_ids
+from cli_support import corpus_fixtures, search_ids
 
-from chronorank.index import TemporalIndex
 from chronorank.intent.rules import name_numbers
 
 NOW = "2026-08-20"
@@ -43,16 +42,7 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index():
-    idx = TemporalIndex()
-    idx.add(DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def cli_path(tmp_path_factory):
-    return saved_index(tmp_path_factory, DOCS, "user_questions")
+index, cli_path = corpus_fixtures(DOCS, "user_questions")
 
 
 def test_name_numbers_leave_the_lead_lane():
@@ -99,16 +89,7 @@ ANCHOR_DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def anchor_index():
-    idx = TemporalIndex()
-    idx.add(ANCHOR_DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def anchor_cli(tmp_path_factory):
-    return saved_index(tmp_path_factory, ANCHOR_DOCS, "user_anchors")
+anchor_index, anchor_cli = corpus_fixtures(ANCHOR_DOCS, "user_anchors", "anchor_index", "anchor_cli")
 
 
 @pytest.mark.parametrize(("query", "dated_by", "answer"), [
@@ -134,16 +115,7 @@ LINE_DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def line_index():
-    idx = TemporalIndex()
-    idx.add(LINE_DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def line_cli(tmp_path_factory):
-    return saved_index(tmp_path_factory, LINE_DOCS, "user_lines")
+line_index, line_cli = corpus_fixtures(LINE_DOCS, "user_lines", "line_index", "line_cli")
 
 
 def test_the_final_release_of_a_line_is_its_newest_however_the_question_is_worded(line_index, line_cli, capsys):
@@ -165,16 +137,7 @@ SAME_DAY_DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def same_day_index():
-    idx = TemporalIndex()
-    idx.add(SAME_DAY_DOCS)
-    return idx
-
-
-@pytest.fixture(scope="module")
-def same_day_cli(tmp_path_factory):
-    return saved_index(tmp_path_factory, SAME_DAY_DOCS, "user_same_day")
+same_day_index, same_day_cli = corpus_fixtures(SAME_DAY_DOCS, "user_same_day", "same_day_index", "same_day_cli")
 
 
 def test_a_release_of_the_anchor_day_with_an_earlier_version_is_before_it(same_day_index, same_day_cli, capsys):
