@@ -8,31 +8,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-from cli_support import corpus_fixtures, search_ids
+from cli_support import corpus_fixtures, first_both_ways, release_entry, reranked
 
 from chronorank.ranking import anchor_page_first
-from chronorank.rerank import TemporalReranker
 
 NOW = "2026-08-20"
 
 
-def _entry(project: str, version: str, date: str, body: str) -> dict[str, str]:
-    return {"id": f"{project}@{version}", "text": f"{project} {version}. {body}", "date": date}
-
-
 DOCS = [
-    _entry("httpkit", "1.0.0", "2019-01-10", "First release: sessions, cookies and connection pools."),
-    _entry("httpkit", "1.4.0", "2020-03-02", "Redirects keep the Cookie header on the same host. Added a retry helper."),
-    _entry("httpkit", "1.8.0", "2021-06-15", "Added per-request timeouts. Faster JSON decoding."),
-    _entry("httpkit", "1.9.0", "2022-02-01", "Dropped Python 3.6. Type hints for the session API."),
-    _entry("httpkit", "2.0.0", "2023-05-22",
-           "Security: versions 1.4.0 to 1.9.0 forward the Proxy-Authorization header when an HTTPS request "
-           "is redirected to another host. The header is now stripped on such redirects."),
-    _entry("httpkit", "2.1.0", "2023-09-01", "Added HTTP/2 support. Fixed a leak in the connection pool."),
+    release_entry("httpkit", "1.0.0", "2019-01-10", "First release: sessions, cookies and connection pools."),
+    release_entry("httpkit", "1.4.0", "2020-03-02", "Redirects keep the Cookie header on the same host. Added a retry helper."),
+    release_entry("httpkit", "1.8.0", "2021-06-15", "Added per-request timeouts. Faster JSON decoding."),
+    release_entry("httpkit", "1.9.0", "2022-02-01", "Dropped Python 3.6. Type hints for the session API."),
+    release_entry("httpkit", "2.0.0", "2023-05-22",
+                  "Security: versions 1.4.0 to 1.9.0 forward the Proxy-Authorization header when an HTTPS request "
+                  "is redirected to another host. The header is now stripped on such redirects."),
+    release_entry("httpkit", "2.1.0", "2023-09-01", "Added HTTP/2 support. Fixed a leak in the connection pool."),
     # another project naming the header, before the anchor
-    _entry("crawlkit", "3.2.0", "2022-10-01",
-           "Security: the proxy middleware removes the Proxy-Authorization header when the proxy changes."),
+    release_entry("crawlkit", "3.2.0", "2022-10-01",
+                  "Security: the proxy middleware removes the Proxy-Authorization header when the proxy changes."),
 ]
 
 
@@ -42,19 +36,15 @@ index, cli_path = corpus_fixtures(DOCS, "anchor_page")
 def test_the_anchor_page_answers_how_it_worked_before(index, cli_path, capsys):
     # httpkit 2.0.0 says what 1.4.0 to 1.9.0 did with the header; no page before it says as much
     q = "how did httpkit treat Proxy-Authorization on HTTPS redirects before 2.0?"
-    hits = index.search(q, k=3, now=NOW)
+    hits = first_both_ways(index, cli_path, capsys, q, NOW, "httpkit@2.0.0")
     assert "by httpkit@2.0.0" in hits.meta["anchor"], hits.meta["anchor"]
-    assert hits.ranked_ids[0] == "httpkit@2.0.0", hits.ranked_ids
     assert "the only strong match" in hits.explain()
-    assert search_ids(capsys, cli_path, q, NOW)[0] == "httpkit@2.0.0"
 
 
 def test_the_anchor_page_is_not_first_when_the_question_asks_for_a_release_before_it(index, cli_path, capsys):
     # every httpkit page matches "the last httpkit release" alike: the period decides
     q = "what was the last httpkit release before 2.0?"
-    hits = index.search(q, k=3, now=NOW)
-    assert hits.ranked_ids[0] == "httpkit@1.9.0", hits.ranked_ids
-    assert search_ids(capsys, cli_path, q, NOW)[0] == "httpkit@1.9.0"
+    first_both_ways(index, cli_path, capsys, q, NOW, "httpkit@1.9.0")
 
 
 def test_anchor_page_first_needs_a_lone_strong_match_and_a_before_question():
@@ -79,9 +69,6 @@ def test_the_reranker_ranks_the_anchor_page_first_too(index):
     # the reranker reads the anchor page from the candidates' leads (``rerank.anchor_page_of``);
     # it dates an anchor by the words a text holds, so the version is written as the lead writes it
     q = "how did httpkit treat Proxy-Authorization on HTTPS redirects before 2.0.0?"
-    sim = index.search(q, k=len(DOCS), now=NOW, strength=0)
-    by_id = {d["id"]: d for d in DOCS}
-    cands = [{**by_id[h.id], "score": float(h.similarity)} for h in sim]
-    got = TemporalReranker(date_field="date").rerank(q, cands, now=NOW)
+    got = reranked(index, DOCS, q, NOW)
     assert got.ranked_ids[0] == "httpkit@2.0.0", got.ranked_ids
     assert "by httpkit@2.0.0" in got.meta["anchor"], got.meta["anchor"]

@@ -969,6 +969,7 @@ class _Scored:
     topic: Callable[[], TopicDecision | None] | None = None  # the topic stage's numbers, for the explanation (made when asked)
     facet: np.ndarray | None = None  # the on-topic rows matching the question's specific part
     anchor_page: int | None = None  # the position of the anchor's page ranked first (``ranking.anchor_page_first``)
+    origin: int | None = None  # the position of the release ranked first as the one that introduced it (``ranking.origin_first``)
 
 
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
@@ -1034,7 +1035,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
                    score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
                    event=event if ranked.versions is not None else None, kept=ranked.kept,
                    conflict=ranked.conflict, across=ranked.across, topic=ranked.decide, facet=ranked.facet,
-                   anchor_page=ranked.anchor_page)
+                   anchor_page=ranked.anchor_page, origin=ranked.origin)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -1062,6 +1063,11 @@ def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tu
                    if event is not None and int(top[p + 1]) == event and intent.anchor is not None
                    else f"another version of {lead_id}: kept above less similar pages")
             notes[p + 1] = (*notes.get(p + 1, ()), why)
+    if scored.origin is not None:
+        for p in np.flatnonzero(top == scored.origin).tolist():
+            why = ("the earliest strong match of its release series naming what the question asks about in one "
+                   "sentence: the release that introduced it ranks first")
+            notes[p] = (*notes.get(p, ()), why)
     if scored.anchor_page is not None and intent.anchor is not None:
         for p in np.flatnonzero(top == scored.anchor_page).tolist():
             why = (f"the page of the anchor {intent.anchor.text!r}, the only strong match: it says what came "
