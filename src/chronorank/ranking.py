@@ -825,9 +825,9 @@ def origin_first(
     notes that match the question as well or better. So among the strong matches (raw
     similarity at least ``VERSION_CORE`` x the best) of the first hit's release series (the
     same title but for its version, :func:`series_key`; a title that is a name and a version,
-    :func:`release_header`), the earliest whose one sentence (with the title) holds every word
-    of the question that the first hit holds ranks first. An older release that holds the
-    words apart ("socket" in one note, "read timeout" in another) names something else, and a
+    :func:`release_header`; at most the ``VERSION_POOL`` strongest), the earliest whose one
+    sentence (with the title) holds every word of the question that the first hit holds ranks
+    first. An older release that holds the words apart ("socket" in one note, "read timeout" in another) names something else, and a
     word only the first hit holds ("insecure" in a security question) leaves it first. The
     question's articles and prepositions (the language file's) are not its words. Returns the
     new scores and the lifted position, or None when nothing moves. Only with time on
@@ -853,21 +853,21 @@ def origin_first(
     core = np.flatnonzero((raw >= VERSION_CORE * best) & (start < start[first]))  # NaN < t is False
     if not core.size:
         return None
+    if core.size > VERSION_POOL:  # the VERSION_POOL strongest (ties by position): a vague question reads no more
+        core = np.sort(core[np.argsort(-sim[core], kind="stable")[:VERSION_POOL]])
+    head = texts_of(np.array([first]))[0]
     key = keys(np.array([first]))[0]
-    if not key:
+    if not key or not release_header(head, tokens):
         return None
     older = core[np.array(keys(core), dtype=object) == key]
     if not older.size:
         return None
-    texts = texts_of(np.concatenate([np.array([first]), older]))
-    if not release_header(texts[0], tokens):
-        return None
     data = get_language(lang).data
     skip = set(data.get("articles") or ()) | set(data.get("prepositions") or ())
-    asked = {w for w in _held_words(question) if w not in skip and not w.isdigit()} & _held_words(texts[0])
+    asked = {w for w in _held_words(question) if w not in skip and not w.isdigit()} & _held_words(head)
     if not asked:
         return None
-    naming = older[np.array([_names_in_one_sentence(t, asked) for t in texts[1:]], dtype=bool)]
+    naming = older[np.array([_names_in_one_sentence(t, asked) for t in texts_of(older)], dtype=bool)]
     if not naming.size:
         return None
     origin = int(naming[np.argmin(start[naming])])
