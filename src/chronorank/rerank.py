@@ -357,14 +357,14 @@ class TemporalReranker:
         if intent.anchor is not None and intent.target is None:
             intent, anchor_line, held = self._resolve_anchor(intent, payloads, t, vf, now_s, ids)
         texts = self._texts(payloads)
-        conflicts, event = text_stages(query, intent, texts, t if vf is None else np.where(np.isnan(vf), t, vf),
-                                       held=held)
+        starts = t if vf is None else np.where(np.isnan(vf), t, vf)
+        conflicts, event = text_stages(query, intent, texts, starts, held=held)
         ranked = rank(
             sim, t, intent=intent, now=now_s, config=self.config,
             # the burst stage compares the best matches with the whole collection: index only
             rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
-            texts=texts, live=ok, conflicts=conflicts, event=event,
+            texts=texts, live=ok, conflicts=conflicts, event=event, anchor_page=anchor_page_of(intent, texts, starts),
             vectors=vec, signals=sig,
         )
         res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
@@ -630,6 +630,28 @@ def text_stages(
         when = intent.target.end if anchor.relation == "before" else intent.target.start
         event = version_event(TextRows(texts), anchor.text, intent.lang or "en", start, when)
     return conflicts, (event if event >= 0 else None)
+
+
+def anchor_page_of(intent: Intent, texts: Sequence[Any] | None, start: np.ndarray) -> int | None:
+    """The position of a before question's anchor page among the candidates, for
+    :func:`chronorank.ranking.rank` (``anchor_page=``), chosen as the index chooses it by the
+    words each text holds: the earliest candidate whose lead names the anchor's version
+    ("requests 2.31.0." for "before 2.31") and that starts at or after the period's end (not
+    inside the period). None without texts, for another question, or when no lead names it.
+    The reranker and the stores' client-side step (``stores.results.client_score``) both call it."""
+    anchor = intent.anchor
+    if texts is None or anchor is None or intent.target is None or anchor.relation != "before":
+        return None
+    from chronorank.index.version_conflict import TextRows, naming, versions_of
+
+    lang = intent.lang or "en"
+    asked = versions_of(anchor.text, "same", lang)
+    if asked is None or not len(texts):
+        return None
+    own = naming(TextRows(texts), asked, lang, np.arange(len(texts)))
+    with np.errstate(invalid="ignore"):
+        pick = np.flatnonzero(own & (start >= intent.target.end))  # NaN >= t is False
+    return int(pick[np.argmin(start[pick])]) if pick.size else None
 
 
 def _anchor_words(intent: Intent) -> tuple[set[str], set[str]]:

@@ -766,6 +766,18 @@ def _anchor(
 ANCHOR_MATCH_SHARE = 0.8
 
 
+def anchor_row(match: np.ndarray, start: np.ndarray, share: float = ANCHOR_MATCH_SHARE) -> int:
+    """The document that dates an anchor (:func:`resolve_anchor`): of the dated ones matching
+    it at least ``share`` x the best, the earliest (then the lowest position); -1 for none."""
+    m = np.asarray(match, dtype=np.float64)
+    dated = ~np.isnan(start)
+    best = float(m[dated].max()) if dated.any() and m.size else 0.0
+    if best <= 0:
+        return -1
+    rows = np.flatnonzero(dated & (m >= share * best))
+    return int(rows[np.argmin(start[rows])])
+
+
 def resolve_anchor(
     intent: Intent, match: np.ndarray, start: np.ndarray, now: float, ids: Sequence[Any] | None = None,
     share: float = ANCHOR_MATCH_SHARE,
@@ -790,8 +802,7 @@ def resolve_anchor(
     if best <= 0:
         return (replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05)),
                 f"{anchor.relation} {anchor.text!r}: no dated document names it, so time is off")
-    rows = np.flatnonzero(dated & (m >= share * best))
-    first = int(rows[np.argmin(start[rows])])
+    first = anchor_row(m, start, share)
     # an event is dated to its day: a page published that morning belongs to it, not before it
     t = math.floor(float(start[first]) / DAY) * DAY
     target = Interval(-math.inf, t) if anchor.relation == "before" else Interval(t, max(now, t))

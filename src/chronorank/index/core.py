@@ -97,6 +97,7 @@ from chronorank.temporal import (
     TemporalPlan,
     TemporalResult,
     _at_least,
+    anchor_row,
     prepare_query,
     resolve_anchor,
 )
@@ -364,10 +365,10 @@ class TemporalIndex:
             filter_mask(flt, snap.records.metadata, snap.filter_cols, times=_filter_times(snap))
         )
         anchor_line = ""
-        event_row = -1
+        event_row = page_row = -1
         below = False
         if intent.anchor is not None and intent.target is None:
-            intent, anchor_line, event_row, below = self._resolve_anchor(snap, intent, now_s, cfg, topical)
+            intent, anchor_line, event_row, below, page_row = self._resolve_anchor(snap, intent, now_s, cfg, topical)
 
         ann_rows: np.ndarray | None = None
         if ann and candidates is None and flt_rows is None and snap.pending is None:
@@ -413,7 +414,7 @@ class TemporalIndex:
         if prep.sections and prep.flatten:
             cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
-                   event_row=event_row, anchor_line=anchor_line,
+                   event_row=event_row, anchor_line=anchor_line, page_row=page_row,
                    asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
@@ -470,7 +471,7 @@ class TemporalIndex:
         return sum(1 for t in query_weights(topical) if t in vocab)
     def _resolve_anchor(
         self, snap: _Snapshot, intent: Intent, now_s: float, cfg: IndexConfig, subject: str = "",
-    ) -> tuple[Intent, str, int, bool]:
+    ) -> tuple[Intent, str, int, bool, int]:
         """Date "before / after <version or event>" by the documents whose words match it (BM25).
 
         Also returns the row of the anchor's *event page* (-1 for none): of the dated documents
@@ -480,7 +481,7 @@ class TemporalIndex:
         question's subject by construction (``_versions_first`` keeps it with the first hit's
         versions)."""
         if intent.anchor is None:
-            return intent, "", -1, False
+            return intent, "", -1, False, -1
         words = anchor_terms(intent.anchor, intent.lang)
         kw = cfg.replace(dense_weight=0.0, keyword_weight=1.0, lead_weight=0.0)
         match = self._signals(snap, words, None, kw)["bm25"]
@@ -509,7 +510,12 @@ class TemporalIndex:
             # "API 2.0 release.")
             when = out.target.end if intent.anchor.relation == "before" else out.target.start
             event = version_event(snap, intent.anchor.text, intent.lang or "en", start, when)
-        return out, line, event, below
+        page = -1
+        if has_own and not below and out.target is not None and intent.anchor.relation == "before":
+            # "before 2.31" in a question about requests: the page whose title names that version
+            # in the subject ("requests 2.31.0."), the one that dated it (``ranking.anchor_page_first``)
+            page = anchor_row(match, start)
+        return out, line, event, below, page
 
     def _same_day_before(
         self, snap: _Snapshot, intent: Intent, match: np.ndarray, start: np.ndarray,
@@ -921,6 +927,7 @@ class _Query:
     event_row: int  # the row of the anchor's event page, -1 for none
     anchor_line: str  # how the anchor was dated, for the explanation
     asked: AskedVersions | None = None  # the versions the question names (the version-conflict stage)
+    page_row: int = -1  # the row of a before question's version anchor's own page (``ranking.anchor_page_first``)
 
     @property
     def plan(self) -> TemporalPlan:
@@ -961,6 +968,8 @@ class _Scored:
     across: int | None = None  # the position of the version lifted across the boundary (``_across_boundary``)
     topic: Callable[[], TopicDecision | None] | None = None  # the topic stage's numbers, for the explanation (made when asked)
     facet: np.ndarray | None = None  # the on-topic rows matching the question's specific part
+    anchor_page: int | None = None  # the position of the anchor's page ranked first (``ranking.anchor_page_first``)
+    origin: int | None = None  # the position of the release ranked first as the one that introduced it (``ranking.origin_first``)
 
 
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
@@ -986,6 +995,15 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
             lower, calibrated=q.calibrated, prev=sel)
 
 
+def _position(row: int, rows: np.ndarray | None, n: int) -> int | None:
+    """The position of document ``row`` among the scored ``rows`` (None: every row), None when
+    ``row`` is -1 or not among them."""
+    if row < 0:
+        return None
+    at = np.flatnonzero((np.arange(n) if rows is None else rows) == row)
+    return int(at[0]) if at.size else None
+
+
 def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
     """One row set (every row, or a pool ``sel``) ranked by :func:`chronorank.ranking.rank`,
     with what only the index knows: its pool and the bound on the similarity outside it, the
@@ -996,11 +1014,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     def doc(pos: np.ndarray) -> np.ndarray:
         return pos if rows is None else rows[pos]
 
-    event: int | None = None
-    if q.event_row >= 0:
-        at = np.flatnonzero((np.arange(n) if rows is None else rows) == q.event_row)
-        if at.size:
-            event = int(at[0])
+    event, page = _position(q.event_row, rows, n), _position(q.page_row, rows, n)
     vectors, asked, lang = snap.vectors, q.asked, q.intent.lang or "en"
     ranked = rank(
         cols.sim, cols.times, intent=q.intent, now=q.now, config=q.plan.config, rules=q.prep.rules,
@@ -1008,7 +1022,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
         valid_to=cols.vt if cols.has_vt else None, groups=cols.groups, ids=cols.ids,
         vectors=None if vectors is None else (lambda pos: vectors[doc(pos)]),
         prepared=q.prep, pool=None if sel is None else sel.info, outside=-math.inf if sel is None else sel.sim_cut,
-        event=event, titles=lambda: _titles(snap, rows),
+        event=event, anchor_page=page, titles=lambda: _titles(snap, rows),
         keys=lambda pos: _series_keys(snap, doc(pos), cfg.lead_tokens),
         sections=lambda pos: [section_key(snap.records[r]["text"], cfg.lead_tokens) for r in doc(pos).tolist()],
         texts_of=lambda pos: [snap.records[r]["text"] for r in doc(pos).tolist()],
@@ -1020,7 +1034,8 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
     return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,
                    score=ranked.score, on_topic=ranked.on_topic, versions=ranked.versions,
                    event=event if ranked.versions is not None else None, kept=ranked.kept,
-                   conflict=ranked.conflict, across=ranked.across, topic=ranked.decide, facet=ranked.facet)
+                   conflict=ranked.conflict, across=ranked.across, topic=ranked.decide, facet=ranked.facet,
+                   anchor_page=ranked.anchor_page, origin=ranked.origin)
 
 
 def _cut_top(scored: _Scored, k: int) -> np.ndarray:
@@ -1048,6 +1063,16 @@ def _top_notes(scored: _Scored, top: np.ndarray, intent: Intent) -> dict[int, tu
                    if event is not None and int(top[p + 1]) == event and intent.anchor is not None
                    else f"another version of {lead_id}: kept above less similar pages")
             notes[p + 1] = (*notes.get(p + 1, ()), why)
+    if scored.origin is not None:
+        for p in np.flatnonzero(top == scored.origin).tolist():
+            why = ("the earliest strong match of its release series naming what the question asks about in one "
+                   "sentence: the release that introduced it ranks first")
+            notes[p] = (*notes.get(p, ()), why)
+    if scored.anchor_page is not None and intent.anchor is not None:
+        for p in np.flatnonzero(top == scored.anchor_page).tolist():
+            why = (f"the page of the anchor {intent.anchor.text!r}, the only strong match: it says what came "
+                   "before it, so it ranks first")
+            notes[p] = (*notes.get(p, ()), why)
     return notes
 
 

@@ -55,11 +55,11 @@ def client_score(
     """fallback='client': the ranking's stages over the pool (:func:`chronorank.ranking.rank`,
     the index's rules: flattening, title chains, time, topic first, the first hit's versions
     with the anchor's event page, the version across a before / after boundary, the version
-    conflict), reading the candidates' texts as the reranker does
+    conflict, a before question's anchor page), reading the candidates' texts as the reranker does
     (:func:`chronorank.rerank.text_stages`) and their vectors when the engine returned them
     (``Candidates.vectors``: the version cosine test). Not here: the burst stage (it compares
     the best matches with the whole collection, which a pool does not hold)."""
-    from chronorank.rerank import known_terms, text_stages
+    from chronorank.rerank import anchor_page_of, known_terms, text_stages
 
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
@@ -74,7 +74,8 @@ def client_score(
         sim, cand.start, intent=plan.intent, now=plan.now, config=plan.config,
         rules=plan.rules,
         terms=known_terms(plan.intent, texts), signals=signals, valid_to=cand.end, ids=cand.ids, texts=texts,
-        conflicts=conflicts, event=event, vectors=cand.vectors,
+        conflicts=conflicts, event=event, anchor_page=anchor_page_of(plan.intent, texts, cand.start),
+        vectors=cand.vectors,
     )
     res = ranked.res
     res.score = ranked.score
