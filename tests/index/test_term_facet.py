@@ -96,3 +96,34 @@ def test_the_newest_entry_that_names_the_specific_part_ranks_first(index, cli_pa
 def test_a_plain_latest_question_still_gets_the_newest_entry(index, cli_path, capsys, query):
     assert index.search(query, k=1, now=NOW).ranked_ids == ["quiver@5.8.0"]
     assert search_ids(capsys, cli_path, query, NOW, k=1) == ["quiver@5.8.0"]
+
+
+
+def test_the_reranker_and_the_stores_read_the_specific_words_from_the_texts():
+    # no postings there: rerank.text_facet_hits reads the same words from the candidates' texts
+    from chronorank.intent.rules import parse
+    from chronorank.rerank import text_facet_hits
+
+    texts = [d["text"] for d in DOCS]
+    hits = text_facet_hits(parse("latest quiver fix for redis", now=NOW), texts)
+    assert hits is not None
+    held = hits(np.arange(9))  # quiver's entries: "quiver" in each, "redis" in two
+    assert held.shape == (2, 9)
+    assert sorted(held.sum(axis=1).tolist()) == [2, 9]
+    assert text_facet_hits(parse("latest quiver release", now=NOW), texts) is None  # the subject alone
+    assert text_facet_hits(parse("latest quiver fix for redis", now=NOW), None) is None
+
+
+def test_a_store_ranks_the_facet_question_as_the_index(index):
+    pytest.importorskip("qdrant_client")
+    from chronorank.stores import QdrantStore
+
+    q = "latest quiver fix for redis"
+    store = QdrantStore("term_facet", embedder=index.embedder)  # local mode, client-side ranking
+    try:
+        store.add(DOCS, vectors=index._snap.vectors)
+        got = store.search(q, k=2, now=NOW)
+        assert got.meta["scoring"] == "client"
+        assert got.ids == ["quiver@5.4.0", "quiver@5.1.0"], got.ids
+    finally:
+        store.close()
