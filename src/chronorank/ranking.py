@@ -18,7 +18,7 @@ meets them:
 6. ``topic first``: :func:`chronorank.temporal.topic_first` -- time reorders on-topic pages only
    (:func:`topic_decision` keeps the numbers for the explanation); ``facet``: :func:`facet_first`
    -- the on-topic pages matching the question's specific part rank first, so relative recency is
-   measured within them;
+   measured within them (:func:`term_facet`: read word by word when the keyword score is a slope);
    on a page in sections (:func:`sectioned`), ``section chain``: :func:`section_chain` -- the best
    match's section (its versions) ranks first -- and ``in force``: :func:`in_force_first` -- its
    version in force at the asked instant (:func:`asked_instant`) leads it;
@@ -113,6 +113,7 @@ __all__ = [
     "series_key",
     "shape_factor",
     "shaped",
+    "term_facet",
     "title_chains",
     "title_codes",
     "title_key",
@@ -545,6 +546,79 @@ def facet_first(
             return None
     out = rank_first(score, tier, on)
     return rank_first(out, on, live), tier
+
+
+#: :func:`term_facet`: a question's word that at most this share of the subject's documents
+#: carry is part of its specific part (one most of them carry is the subject's own vocabulary)
+FACET_SHARE = 0.5
+
+
+def term_facet(
+    on_topic: np.ndarray, hits: Callable[[np.ndarray], np.ndarray], meaning: np.ndarray, live: np.ndarray,
+    margin: float, titles: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """The subject's documents that carry the question's specific words, read word by word
+    when the keyword score does not set them apart (:func:`facet_first` found no tier): "latest
+    celery fix for redis" asks for the newest celery entry *about redis*, but every celery
+    entry scores high on "celery" and "fix" repeated over a long list, so the keyword scores
+    of the entries naming redis are a slope with the rest, not a tier above it.
+
+    ``hits(positions)`` says which of the question's words (without the frame words a question
+    about the newest is worded with, :func:`chronorank.intent.rules.facet_text`) each of those
+    documents holds: a bool matrix, one row per word. The subject's documents are the on-topic
+    ones with a title match of at least ``margin`` x the best on topic (as in
+    :func:`facet_first`). A word most of them carry (above :data:`FACET_SHARE`: "celery",
+    "python" in pip's entries... ) is the subject's vocabulary, one none carries says nothing;
+    the others are the specific part, and the facet is the documents holding at least half of
+    those words ("lock" and "file" of "fix related to the lock file": "related" alone is not
+    the facet). Held only when the meaning signal agrees: the facet's mean ``meaning`` (dense
+    cosine) is above the rest's, so a word the question uses in passing, which splits the
+    subject's documents at random, sets nothing apart. Returns the facet (None: no specific
+    word, or it holds every document of the subject or none, or the meaning disagrees).
+    Only with a subject: some word of the question every one of the subject's documents holds
+    (the project's name in each entry; a news question's "subject" articles share no such word,
+    and there the stage split them at random: news-dev fresh_only 0.802 -> 0.767 without this
+    test, with it 0.800). The index runs it for short questions only (``Prepared.calibrated``)
+    and not for an anchored one ("since X": the anchor's stages decide).
+
+    Measured (benchmarks/cross_domain.py, default MiniLM index, with ``en.json``'s "most
+    recently" read as one recency cue): changelogs-user ``latest`` 0.827 -> 0.911 ("latest
+    celery fix for redis" 0.61 -> 0.96, "what has pytest deprecated most recently" 0.60 ->
+    0.96, "any security fixes in the latest scrapy versions?" 0.62 -> 1.00, "most recent
+    poetry fix related to the lock file" 0.61 -> 1.00), ``lookup`` 0.807 -> 0.810, overall
+    0.873 -> 0.889; news-dev fresh_only 0.8018 -> 0.7995 (one question: "the prime minister
+    of which European nation stepped down this week", whose articles all say "prime
+    minister"), fresh_vs_stale unchanged; release, changelogs (original, reworded, Russian),
+    synthetic unchanged, policies-dev dev 0.7645 -> 0.7649 (validity 0.7716 -> 0.7720);
+    benchmarks/time_semantics.py default row 0.985 (unchanged). Without the majority rule
+    (every specific word held) "related" of "fix related to the lock file" made the facet
+    three old entries (0.61 -> 0.40); without the frame words "did pytest ship anything
+    recently?" split pytest's entries on "ship" and "anything" (changelogs original
+    ``latest`` 0.988 -> 0.946).
+    """
+    on = on_topic & live
+    if np.count_nonzero(on) < 3:
+        return None
+    mine = on if titles is None else on & (titles >= margin * float(np.max(titles, where=on, initial=-np.inf)))
+    pos = np.flatnonzero(mine)
+    if pos.shape[0] < 3:
+        return None
+    held = np.asarray(hits(pos), dtype=bool).reshape(-1, pos.shape[0])
+    share = held.mean(axis=1)
+    if not (share >= 1.0).any():  # no word names the subject (every one of its documents holds it)
+        return None
+    part = held[(share > 0) & (share <= FACET_SHARE)]
+    if part.shape[0] == 0:
+        return None
+    got = 2 * part.sum(axis=0) >= part.shape[0]
+    if got.all() or not got.any():
+        return None
+    m = np.asarray(meaning, dtype=np.float64)[pos]
+    if not float(m[got].mean()) > float(m[~got].mean()):
+        return None
+    facet = np.zeros(on.shape[0], dtype=bool)
+    facet[pos[got]] = True
+    return facet
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1371,6 +1445,7 @@ def rank(
     keys: Callable[[np.ndarray], Sequence[str]] | None = None, conflicts: Conflicts | None = None,
     top_k: Callable[..., np.ndarray] = tied_at_cut, sections: Callable[[np.ndarray], Sequence[str]] | None = None,
     texts_of: Callable[[np.ndarray], Sequence[str]] | None = None,
+    facet_hits: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Ranked:
     """The ranking: every stage, in order, over one candidate set's columns. The index runs it
     over its rows or its pool (``index/core.py::_score_rows``), the reranker (so every rerank
@@ -1401,7 +1476,9 @@ def rank(
       :func:`series_key`): lookups that replace reading ``texts``;
     - ``conflicts``: the version-conflict question (:data:`Conflicts`); None: the question
       names no version, or the engine has no texts;
-    - ``top_k``: the engine's exact top-k cut (same result as ``tied_at_cut``).
+    - ``top_k``: the engine's exact top-k cut (same result as ``tied_at_cut``);
+    - ``facet_hits``: which of the question's specific words each of some positions holds
+      (:func:`term_facet`); None: the facet is read from the keyword score alone.
     """
     sim = np.asarray(sim, dtype=np.float64)
     n = sim.shape[0]
@@ -1472,9 +1549,15 @@ def rank(
         # "jinja2" above the 2017 ones asked for)
         if {"bm25", "dense"} <= sig.keys() and tplan.sensitivity > 0 and tplan.config.strength > 0 \
                 and conflicts is None and intent.mode == "recent":
+            lead = None if "lead" not in sig else np.asarray(sig["lead"], dtype=np.float64)
             got = facet_first(score, on_topic, np.asarray(sig["bm25"], dtype=np.float64),
-                              np.asarray(sig["dense"], dtype=np.float64), keep, cut,
-                              None if "lead" not in sig else np.asarray(sig["lead"], dtype=np.float64))
+                              np.asarray(sig["dense"], dtype=np.float64), keep, cut, lead)
+            if got is None and facet_hits is not None and intent.anchor is None and prep.calibrated:
+                # word by word, for a short question (an anchored "since X" one is the anchor's
+                # stages'; a long one's many ordinary words are no specific part)
+                words = term_facet(on_topic, facet_hits, sig["dense"], keep, cut, lead)
+                if words is not None:
+                    got = rank_first(rank_first(score, words, on_topic & keep), on_topic & keep, keep), words
             if got is not None:
                 score, facet = got
                 stages.append("facet")

@@ -365,7 +365,7 @@ class TemporalReranker:
             rules=Rules(topical_margin=self.topical_margin, burst_ratio=None),
             terms=known_terms(intent, texts), valid_from=vf, valid_to=vt, groups=g, ids=ids,
             texts=texts, live=ok, conflicts=conflicts, event=event, anchor_page=anchor_page_of(intent, texts, starts),
-            vectors=vec, signals=sig,
+            vectors=vec, signals=sig, facet_hits=text_facet_hits(intent, texts),
         )
         res, intent, on_topic = ranked.res, ranked.intent, ranked.on_topic
         res.score = ranked.score
@@ -590,6 +590,30 @@ def known_terms(intent: Intent, texts: Sequence[Any] | None) -> int | None:
         if len(seen) == len(asked):
             break
     return len(seen)
+
+
+def text_facet_hits(intent: Intent, texts: Sequence[Any] | None) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``rank(facet_hits=...)`` read from the candidates' texts, as the index reads it from its
+    postings (``TemporalIndex._facet_hits``): which of the question's words, without the frame
+    words (:func:`chronorank.intent.rules.facet_text`), each text at some positions holds (the
+    ranking asks only for the subject's documents, and only when the keyword score shows no
+    facet). None without texts or with fewer than two such words. The reranker and the stores'
+    client-side step (``stores.results.client_score``) both call it."""
+    if texts is None:
+        return None
+    from chronorank.index.text import analyze_many, query_weights
+    from chronorank.intent.rules import facet_text, keyword_text
+
+    lang = intent.lang or "en"
+    words = facet_text(keyword_text(intent.topical_query or intent.query or "", lang), lang)
+    asked = list(query_weights(words)) if words is not None else []
+    if len(asked) < 2:
+        return None
+
+    def hits(pos: np.ndarray) -> np.ndarray:
+        held = [set(t) for t in analyze_many([str(texts[i] or "") for i in pos.tolist()])]
+        return np.array([[w in h for h in held] for w in asked], dtype=bool).reshape(len(asked), len(held))
+    return hits
 
 
 def _floats(values: Any) -> np.ndarray:

@@ -69,7 +69,7 @@ from chronorank.index.version_conflict import (
     version_event,
     versions_of,
 )
-from chronorank.intent.rules import anchor_terms, keyword_text, name_numbers
+from chronorank.intent.rules import anchor_terms, facet_text, keyword_text, name_numbers
 from chronorank.ranking import (  # the ranking: one pipeline of named stages (they lived here)
     POOL_SAMPLE,
     VERSION_POOL,
@@ -415,7 +415,8 @@ class TemporalIndex:
             cfg = cfg.replace(topical_margin=prep.rules.topical_margin)  # the pool flattens as rank() does
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line, page_row=page_row,
-                   asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None)
+                   asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None,
+                   facet_hits=self._facet_hits(snap, kw_text, intent.lang or "en"))
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -693,6 +694,21 @@ class TemporalIndex:
         uniq = np.array(sorted(tw), dtype=np.int64)
         return uniq, np.array([tw[i] for i in uniq.tolist()], dtype=np.float64)
 
+    def _facet_hits(self, snap: _Snapshot, keywords: str, lang: str) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Which of the question's specific words (``facet_text``) each of some rows holds, a
+        bool matrix with a row per word (``ranking.term_facet``); None when none is known."""
+        words = facet_text(keywords, lang)
+        if words is None:
+            return None
+        uniq, _ = self._keyword_ids(snap, words)
+        if uniq.shape[0] < 2:  # a facet is a word besides the one naming the subject
+            return None
+        body = snap.bm25(self.k1, self.b)
+
+        def hits(rows: np.ndarray) -> np.ndarray:  # a column per word: its postings, read once asked
+            return np.stack([body.scores(uniq[j:j + 1])[rows] > 0 for j in range(uniq.shape[0])])
+        return hits
+
     def _bm25(self, snap: _Snapshot, words: str, cfg: IndexConfig) -> np.ndarray:
         """The BM25 signal alone (what :meth:`_signals` gives as ``bm25``)."""
         uniq, counts = self._keyword_ids(snap, words)
@@ -928,6 +944,7 @@ class _Query:
     anchor_line: str  # how the anchor was dated, for the explanation
     asked: AskedVersions | None = None  # the versions the question names (the version-conflict stage)
     page_row: int = -1  # the row of a before question's version anchor's own page (``ranking.anchor_page_first``)
+    facet_hits: Callable[[np.ndarray], np.ndarray] | None = None  # rows -> which specific words each holds
 
     @property
     def plan(self) -> TemporalPlan:
@@ -1015,7 +1032,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
         return pos if rows is None else rows[pos]
 
     event, page = _position(q.event_row, rows, n), _position(q.page_row, rows, n)
-    vectors, asked, lang = snap.vectors, q.asked, q.intent.lang or "en"
+    vectors, asked, lang, held = snap.vectors, q.asked, q.intent.lang or "en", q.facet_hits
     ranked = rank(
         cols.sim, cols.times, intent=q.intent, now=q.now, config=q.plan.config, rules=q.prep.rules,
         signals=cols.signals, valid_from=cols.vf if cols.has_vf else None,
@@ -1028,7 +1045,7 @@ def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None)
         texts_of=lambda pos: [snap.records[r]["text"] for r in doc(pos).tolist()],
         conflicts=None if asked is None else (lambda score, live, also, tier: conflicts(
             snap, rows, asked, lang, score=score, live=live, k=q.k, also=also, tier=tier)),
-        top_k=_top_k,
+        top_k=_top_k, facet_hits=None if held is None else (lambda pos: held(doc(pos))),
     )
     signals = {**cols.signals, "fused": cols.sim} if q.flatten and cfg.topical_margin is not None else cols.signals
     return _Scored(rows=rows, ids=cols.ids, sim=ranked.sim, raw_sim=cols.sim, signals=signals, res=ranked.res,

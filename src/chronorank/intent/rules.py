@@ -695,6 +695,21 @@ def keyword_text(topical: str, lang: str = "en") -> str:
     return topical
 
 
+def facet_text(keywords: str, lang: str = "en") -> str | None:
+    """The keyword text without the language file's ``frame_words`` (the words a question
+    about the newest of something is worded with: "release", "version", "fix", "anything"),
+    for the ranking's facet stage (:func:`chronorank.ranking.term_facet`): "newest requests
+    security fix" -> "requests security", "latest celery fix for redis" -> "celery for redis".
+    None for a language without the list (the stage then reads no words), or when nothing
+    is left."""
+    words = get_language(lang).data.get("frame_words") or []
+    if not words:
+        return None
+    pat = re.compile(r"(?<!\w)(?:" + "|".join(words) + r")(?!\w)", re.IGNORECASE)
+    rest = " ".join(pat.sub(" ", keywords).split())
+    return rest if any(ch.isalnum() for ch in rest) else None
+
+
 _NAME_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.]*\w)")
 
 

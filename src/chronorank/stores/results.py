@@ -59,7 +59,7 @@ def client_score(
     (:func:`chronorank.rerank.text_stages`) and their vectors when the engine returned them
     (``Candidates.vectors``: the version cosine test). Not here: the burst stage (it compares
     the best matches with the whole collection, which a pool does not hold)."""
-    from chronorank.rerank import anchor_page_of, known_terms, text_stages
+    from chronorank.rerank import anchor_page_of, known_terms, text_facet_hits, text_stages
 
     sim = cx.evaluate(plan.sim_expr(max_bm25, max_lead), cand.sim_inputs())
     sim = np.broadcast_to(sim, cand.start.shape).astype(np.float64)
@@ -75,7 +75,7 @@ def client_score(
         rules=plan.rules,
         terms=known_terms(plan.intent, texts), signals=signals, valid_to=cand.end, ids=cand.ids, texts=texts,
         conflicts=conflicts, event=event, anchor_page=anchor_page_of(plan.intent, texts, cand.start),
-        vectors=cand.vectors,
+        vectors=cand.vectors, facet_hits=text_facet_hits(plan.intent, texts),
     )
     res = ranked.res
     res.score = ranked.score

@@ -30,6 +30,11 @@ A language file holds (all keys optional except ``code``):
 - ``frame_verbs``: regexes for a question's frame whose group 1 is a generic change verb
   ("*what changed* in the 2.0 release"): it names no topic, so the keyword lane drops it
   (:func:`chronorank.intent.rules.keyword_text`).
+- ``frame_words``: regex fragments for the words a question about the newest of something
+  is worded with that name no part of its topic ("release", "version", "update", "fix",
+  "anything"): what is left of the question's keywords once the subject is set aside is its
+  specific part (:func:`chronorank.intent.rules.facet_text`, the ranking's facet stage).
+  Omit it and the stage reads no words of a question in that language.
 - ``quantity_words``: regex fragments for words that make a number after them a quantity,
   not a version ("2.9 million", "7.0 magnitude"): the index's version-conflict rule
   (:mod:`chronorank.index.version_conflict`) skips such numbers.
