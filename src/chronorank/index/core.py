@@ -392,7 +392,8 @@ class TemporalIndex:
         signals = self._signals(snap, spelled, vector, cfg, few, keywords=kw_text,
                                 lead_keywords=name_numbers(kw_text, intent.lang or "en"),
                                 early=early if rows is None else None)
-        cols = _Columns.of(snap, signals, cfg, rows)
+        # the fused similarity's dense term, made with the cosines when they began early
+        cols = _Columns.of(snap, signals, cfg, rows, dense_part=early.part() if early is not None and rows is None else None)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
                        terms=terms, burst_cache=snap.derived if cols.rows is None else None,
@@ -433,7 +434,7 @@ class TemporalIndex:
     def _early_dense(
         self, snap: _Snapshot, vector: Any, config: Any, overrides: Mapping[str, Any], candidates: Any, ann: Any,
         flt: Any,
-    ) -> Callable[[], np.ndarray] | None:
+    ) -> _Begun | None:
         """The whole corpus's cosines begun before the question is read (``_MatVec.start``: the
         worker thread takes chunks while this one parses it and scores its keywords), when the
         call has decided them already: a vector given, this index's own configuration, every
@@ -448,7 +449,7 @@ class TemporalIndex:
             q = _as_matrix(vector, self.dim, "vector")[0]
         except InvalidInput:
             return None
-        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32))
+        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32), _dense_term_weight(self.config))
 
     def _glued_names(self, snap: _Snapshot, topical: str) -> str:
         """``query_prep.glued_names`` with the whole corpus's document frequencies (BM25 idf)."""
@@ -626,7 +627,7 @@ class TemporalIndex:
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
         keywords: str | None = None, lead_keywords: str | None = None,
-        early: Callable[[], np.ndarray] | None = None,
+        early: _Begun | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
@@ -883,9 +884,12 @@ class _Columns:
         return int(self.sim.shape[0])
 
     @classmethod
-    def of(cls, snap: _Snapshot, signals: dict[str, np.ndarray], cfg: IndexConfig, rows: np.ndarray | None) -> _Columns:
+    def of(
+        cls, snap: _Snapshot, signals: dict[str, np.ndarray], cfg: IndexConfig, rows: np.ndarray | None,
+        dense_part: tuple[float, np.ndarray] | None = None,
+    ) -> _Columns:
         """The whole corpus's columns, or those of ``rows`` (a dense signal of the ANN pool is
-        already cut to it)."""
+        already cut to it); ``dense_part``: ``_fuse``'s dense term made already (every row)."""
         times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
@@ -896,7 +900,8 @@ class _Columns:
             times, vf, vt = times[rows], vf[rows], vt[rows]
             groups = None if groups is None else groups[rows]
             ids = _RowIds(snap.ids, rows)  # looked up when an explanation names one
-        return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg), times=times, vf=vf, vt=vt,
+        return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg, dense_part if rows is None else None),
+                   times=times, vf=vf, vt=vt,
                    groups=groups, has_vf=snap.has_column(2), has_vt=snap.has_column(3))
 
     def pooled(self, snap: _Snapshot, rows: np.ndarray) -> _Columns:
@@ -1287,10 +1292,14 @@ class _MatVec:
     def __call__(self, vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
         return self.start(vectors, q)()
 
-    def start(self, vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+    def start(self, vectors: np.ndarray, q: np.ndarray, weight: float | None = None) -> _Begun:
         """Hand the chunks to the worker now; the returned call does the chunks left on the
-        calling thread and returns ``vectors @ q`` (the caller works on something else between)."""
+        calling thread and returns ``vectors @ q`` (the caller works on something else between).
+        ``weight``: each chunk's cosines also clipped to [0, 1] and multiplied by it in float64
+        as it is computed -- the dense term of ``_fuse``, element by element the same operations
+        (``_Begun.part``), made while the chunk is in cache and on both threads."""
         out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
+        part = None if weight is None or out.dtype != np.float32 else np.empty(out.shape[0], dtype=np.float64)
         step = -(-vectors.shape[0] // self.CHUNKS)
         claim = threading.Lock()  # hands out the chunks
         busy = threading.Lock()  # held by the worker while it computes chunks of this call
@@ -1304,6 +1313,8 @@ class _MatVec:
                     return
                 a = i * step
                 np.vecdot(vectors[a:a + step], q, out=out[a:a + step])
+                if part is not None:
+                    np.multiply(np.clip(out[a:a + step], 0.0, 1.0), weight, out=part[a:a + step], dtype=np.float64)
 
         def worker() -> None:
             with busy:
@@ -1316,7 +1327,7 @@ class _MatVec:
             return out
 
         self._submit(worker)
-        return finish
+        return _Begun(finish, None if part is None else (float(weight), part))  # type: ignore[arg-type]
 
     def _submit(self, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -1329,6 +1340,27 @@ class _MatVec:
             pool.submit(fn)
 
 
+class _Begun:
+    """A begun mat-vec (``_cosines_start``): called, it returns the cosines; ``part`` is then
+    ``(weight, clip(cosines, 0, 1) * weight)`` in float64 when the chunks made it (None
+    otherwise): ``_fuse`` takes it for its dense term, once (it adds the keywords in place)."""
+
+    __slots__ = ("_done", "_finish", "_part")
+
+    def __init__(self, finish: Callable[[], np.ndarray], part: tuple[float, np.ndarray] | None = None) -> None:
+        self._finish, self._part, self._done = finish, part, False
+
+    def __call__(self) -> np.ndarray:
+        out = self._finish()
+        self._done = True
+        return out
+
+    def part(self) -> tuple[float, np.ndarray] | None:
+        """The fused dense term, handed out once, once the cosines are done (None before)."""
+        part, self._part = self._part, None
+        return part if self._done else None
+
+
 _matvec = _MatVec()
 
 
@@ -1338,19 +1370,32 @@ def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     return _cosines_start(vectors, q)()
 
 
-def _cosines_start(vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+def _cosines_start(vectors: np.ndarray, q: np.ndarray, weight: float | None = None) -> _Begun:
     """:func:`_cosines` begun: a large matrix's chunks go to the worker at once, and the
-    returned call finishes them (the calling thread's keyword signals run in between)."""
+    returned call finishes them (the calling thread's keyword signals run in between).
+    ``weight``: the dense weight of a ``blend`` fusion with raw cosines, for ``_fuse``'s dense
+    term made in the chunks (``_MatVec.start``)."""
     vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
     if vecdot is None:
         out = np.einsum("ij,j->i", vectors, q) if vectors.size < SMALL_MATVEC else vectors @ q
-        return lambda: out
+        return _Begun(lambda: out)
     if vectors.size < SMALL_MATVEC:
-        return lambda: np.asarray(vecdot(vectors, q), dtype=np.float32)
-    return _matvec.start(vectors, q)
+        return _Begun(lambda: np.asarray(vecdot(vectors, q), dtype=np.float32))
+    return _matvec.start(vectors, q, weight)
 
 
-def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
+def _dense_term_weight(cfg: IndexConfig) -> float | None:
+    """The weight ``_fuse`` multiplies the clipped float32 cosines by, when it does (a blend of
+    raw cosines); None otherwise."""
+    return cfg.dense_weight if cfg.fusion != "rrf" and cfg.dense_scale != "max" and cfg.dense_weight > 0 else None
+
+
+def _fuse(
+    signals: Mapping[str, np.ndarray], cfg: IndexConfig, dense_part: tuple[float, np.ndarray] | None = None,
+) -> np.ndarray:
+    """The fused similarity. ``dense_part``: ``(weight, clip(dense, 0, 1) * weight)`` made
+    already (``_Begun.part``), taken for the dense term when the weight is this one's (and
+    then updated in place)."""
     dense = signals.get("dense")
     kw = signals.get("bm25")
     if cfg.fusion == "rrf":
@@ -1376,6 +1421,9 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
             if cfg.dense_scale == "max" and d.size and d.max() > 0:
                 np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
             sim = np.multiply(d, cfg.dense_weight, out=d)
+        elif (dense_part is not None and dense_part[0] == cfg.dense_weight
+              and dense_part[1].shape == dense.shape):
+            sim = dense_part[1]  # the same operations, made chunk by chunk with the cosines
         else:
             # the same values in fewer passes: clipped in float32 (0 and 1 are exact in both,
             # the widening is exact and keeps order), widened by the multiplication itself
