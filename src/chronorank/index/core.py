@@ -983,12 +983,14 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
         if sel is None or _pool_holds(sel, scored.res, scored.on_topic, scored.versions, scored.raw_sim,
                                       scored.signals, cfg, q.cut if q.calibrated else None):
             return scored, top, sel
-        # once, a pool wide enough for the anchors it could not prove; then the whole corpus
+        # once, a pool wide enough for the anchors it could not prove, or for the floors of the
+        # documents that exist at an as-of date; then the whole corpus
         lower = None if sel.widened else _anchor_cut(
             sel, scored.res, scored.on_topic, scored.sim, cfg, tplan.config.relative_recency, q.flatten)
-        sel = None if lower is None else _exact_pool(
+        floors = None if sel.widened else _floor_cuts(sel, scored.res, scored.signals, cfg)
+        sel = None if lower is None and floors is None else _exact_pool(
             snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
-            lower, calibrated=q.calibrated, prev=sel)
+            lower, calibrated=q.calibrated, prev=sel, floors=floors)
 
 
 def _score_rows(snap: _Snapshot, cols: _Columns, q: _Query, sel: _Pooled | None) -> _Scored:
@@ -1608,6 +1610,7 @@ def _exact_pool(
     snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
     intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
     lower: float | None = None, calibrated: bool = False, prev: _Pooled | None = None,
+    floors: dict[str, float] | None = None,
 ) -> _Pooled | None:
     """The documents whose temporal scores an exact search needs, or None to score them all.
 
@@ -1625,7 +1628,8 @@ def _exact_pool(
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
     second, wider pool); ``prev``: the first pool, whose other cuts the second one reuses (the
-    same values: every cut but ``lower`` is the same for both)."""
+    same values: every cut but ``lower`` and ``floors`` is the same for both); ``floors``: lower
+    cuts of the dense cosine or the lead for the second pool (``_floor_cuts``)."""
     n = sim.shape[0]
     tcfg = tplan.config
     if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
@@ -1642,6 +1646,12 @@ def _exact_pool(
         if not v > 0:
             return None
         mask = sim >= v
+        if floors:
+            cuts = {**cuts, **floors}
+            for name, c in floors.items():
+                x = signals[name]
+                hit = np.greater_equal(x, x.dtype.type(c))
+                extra = hit if extra is None else np.logical_or(extra, hit)  # the first pool's mask untouched
     else:
         top = float(sim.max())
         if not top > 0:  # NaN too: the whole corpus says which document is not finite
@@ -1740,7 +1750,7 @@ def _exact_pool(
         edge = _flatten_top(edge, cfg.topical_margin, cfg.tie_break)
     info = Pool(size=n, low=float(edge[1]), outside=float(edge[2]), newest=newest)
     need = max(int(k), VERSION_POOL if cfg.version_floor is not None else 0)
-    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=lower is not None,
+    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=prev is not None or lower is not None,
                    low=low, extra=extra)
 
 
@@ -1798,6 +1808,31 @@ def _pool_holds(
     if int(np.count_nonzero(on)) < sel.need:
         return False
     return res.unsure is None or not bool((res.unsure & on).any())
+
+
+def _floor_cuts(sel: _Pooled, res: Any, signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> dict[str, float] | None:
+    """Lower cuts of the dense cosine and the lead for a second pool, when the first one's
+    failed ``_pool_holds`` on them but holds the best of them among the judging documents
+    (None when none did). The first pool's cut is the floor x about the ``POOL_EXTRA``-th best
+    of the whole corpus; an as-of question judges only the documents that exist at its date,
+    whose best can be lower (a cut of 0.1290 against a floor of 0.1278 there, 100k documents):
+    the cut that proves it is that floor, and the pool holds that best already, so every
+    document at or above it is all the second pool adds."""
+    live = res.keep
+    ref = live & ~res.not_yet_valid
+    if not ref.any():
+        return None
+    out: dict[str, float] = {}
+    for name, c in sel.cuts.items():
+        x = signals[name]
+        floor = cfg.topic_floor if name == "dense" else cfg.topic_lead_floor
+        best = float(np.max(x, where=ref, initial=-np.inf))
+        if floor is None or not best > 0 or not best >= c:
+            continue  # the best may be outside: only the whole corpus tells
+        want = float(_at_least(floor * best, x.dtype))
+        if c > want:
+            out[name] = want
+    return out or None
 
 
 def _strictly_before(asked: AskedVersions | None, below: bool) -> AskedVersions | None:
