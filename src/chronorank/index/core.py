@@ -391,7 +391,8 @@ class TemporalIndex:
                                 lead_keywords=name_numbers(kw_text, intent.lang or "en"),
                                 early=early if rows is None else None)
         # the fused similarity's dense term, made with the cosines when they began early
-        cols = _Columns.of(snap, signals, cfg, rows, dense_part=early.part() if early is not None and rows is None else None)
+        cols = _Columns.of(snap, signals, cfg, rows,
+                           dense_part=early.part() if early is not None and rows is None else None)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
                        terms=terms, burst_cache=snap.derived if cols.rows is None else None,
@@ -1312,6 +1313,7 @@ class _MatVec:
         (``_Begun.part``), made while the chunk is in cache and on both threads."""
         out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
         part = None if weight is None or out.dtype != np.float32 else np.empty(out.shape[0], dtype=np.float64)
+        w = 0.0 if weight is None else float(weight)
         n = vectors.shape[0]
         step = -(-n // self.CHUNKS)
         claim = threading.Lock()  # hands out the chunks
@@ -1331,7 +1333,7 @@ class _MatVec:
                 a, b = i * step, min(n, (i + take) * step)
                 np.vecdot(vectors[a:b], q, out=out[a:b])
                 if part is not None:
-                    np.multiply(np.clip(out[a:b], 0.0, 1.0), weight, out=part[a:b], dtype=np.float64)
+                    np.multiply(np.clip(out[a:b], 0.0, 1.0), w, out=part[a:b], dtype=np.float64)
 
         def worker() -> None:
             try:
@@ -1352,7 +1354,7 @@ class _MatVec:
             # the question) would hold it up to the switch interval: wait until the worker holds
             # half of the rows, which it then computes without the lock
             began.wait(self.START_WAIT_S)
-        return _Begun(finish, None if part is None else (float(weight), part))  # type: ignore[arg-type]
+        return _Begun(finish, None if part is None else (w, part))
 
     def _submit(self, fn: Callable[[], None]) -> bool:
         """Queue ``fn`` for the worker; whether the worker was idle (nothing queued before it)."""
@@ -1680,8 +1682,8 @@ def _exact_pool(
         if floors:
             cuts = {**cuts, **floors}
             for name, c in floors.items():
-                x = signals[name]
-                hit = np.greater_equal(x, x.dtype.type(c))
+                col = signals[name]
+                hit = np.greater_equal(col, col.dtype.type(c))
                 extra = hit if extra is None else np.logical_or(extra, hit)  # the first pool's mask untouched
     else:
         top = float(sim.max())
@@ -1781,8 +1783,8 @@ def _exact_pool(
         edge = _flatten_top(edge, cfg.topical_margin, cfg.tie_break)
     info = Pool(size=n, low=float(edge[1]), outside=float(edge[2]), newest=newest)
     need = max(int(k), VERSION_POOL if cfg.version_floor is not None else 0)
-    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=prev is not None or lower is not None,
-                   low=low, extra=extra)
+    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top,
+                   widened=prev is not None or lower is not None, low=low, extra=extra)
 
 
 def _best_under(x: np.ndarray, at_least: np.ndarray, below: float, initial: float) -> float | None:
