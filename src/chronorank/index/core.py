@@ -973,8 +973,9 @@ class _Scored:
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
     """Score the rows and cut the best k. A large corpus is scored over a pool that provably
     holds the best k (``_exact_pool``); when ``_pool_holds`` cannot prove it, once a pool wide
-    enough for the unproven anchors (``_anchor_cut``), then every row. Returns the scored rows,
-    the positions of the best k among them and the pool (None: every row)."""
+    enough for the unproven anchors (``_anchor_cut``) or cut at the judging documents' floors
+    (``_floor_cuts``), then every row. Returns the scored rows, the positions of the best k
+    among them and the pool (None: every row)."""
     cfg, tplan = q.cfg, q.plan
     sel = None if cols.rows is not None else _exact_pool(
         snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
