@@ -369,11 +369,16 @@ SECTION_PEERS = 64
 def _most_similar(sim: np.ndarray, m: int) -> np.ndarray:
     """The positions of the ``m`` highest entries of ``sim`` (of tied ones at the ``m``-th, the
     first), in no stated order: read among the entries at or above a sampled bound
-    (:func:`sample_kth`) rather than partitioning the whole corpus."""
+    (:func:`sample_kth`) rather than partitioning the whole corpus. The sample's order
+    statistic scaled to ``m`` holds fewer than ``m`` entries about one time in three (a
+    search's fused similarity, 100k documents); then its ``m``-th largest, which holds ``m``
+    of the sample already."""
     n = sim.shape[0]
     if n <= m:
         return np.arange(n)
     cand = np.flatnonzero(sim >= sample_kth(sim, m))
+    if cand.shape[0] < m:
+        cand = np.flatnonzero(sim >= kth_largest(sim[:: max(1, n // POOL_SAMPLE)], m))
     if cand.shape[0] < m or cand.shape[0] > n // 4:  # the bound missed (or NaN, ties): every entry
         cand = np.flatnonzero(~np.isnan(sim))
         if cand.shape[0] < m:  # NaN last, as a partition of -sim puts it
@@ -392,28 +397,48 @@ def sectioned(titles_of: Callable[[np.ndarray], np.ndarray], times: np.ndarray, 
     its title says which page, not which section (:func:`flatten_margin`). Read: the
     candidates dated as the best match (the ``SECTION_PEERS`` most similar of them), and the
     ``SECTION_PEERS`` most similar candidates -- a section's newest version is often the only
-    one of its page recorded that day, while its siblings share their first record."""
-    if not sim.size:
+    one of its page recorded that day, while its siblings share their first record
+    (:func:`section_peers`). Only the titles of the best match and of the peers whose date
+    another peer shares are read (a pair can share a date only among those): most peers of a
+    corpus dated to the second have a date of their own, and a title is a regex over a lead."""
+    pos = section_peers(times, sim)
+    if pos is None:
         return False
+    when = times[pos]
+    order = np.argsort(when, kind="stable")
+    w = when[order]
+    same = np.isfinite(w[1:]) & (w[1:] == w[:-1])  # NaN != NaN: an undated peer pairs with none
+    if not same.any():
+        return False
+    twin = np.zeros(pos.shape[0], dtype=bool)
+    twin[order[1:][same]] = True
+    twin[order[:-1][same]] = True
+    best = int(np.argmax(sim))
+    read = pos[twin | (pos == best)]  # ascending, as pos
+    codes = np.asarray(titles_of(read))
+    code = codes[read == best][0]
+    if code < 0:
+        return False
+    dated = np.sort(times[read[codes == code]])
+    return bool((dated[1:] == dated[:-1]).any())  # finite: undated peers are not twins
+
+
+def section_peers(times: np.ndarray, sim: np.ndarray) -> np.ndarray | None:
+    """The positions :func:`sectioned` reads, ascending: the best match, the candidates dated
+    as it (the ``SECTION_PEERS`` most similar of them) and the ``SECTION_PEERS`` most similar
+    candidates; None when there is no candidate or the best match is undated."""
+    if not sim.size:
+        return None
     best = int(np.argmax(sim))
     when = times[best]
     if not np.isfinite(when):
-        return False
+        return None
     same = np.flatnonzero(times == when)
     if same.shape[0] > SECTION_PEERS:  # the best match is the most similar: always kept
         same = same[np.argsort(-sim[same], kind="stable")[:SECTION_PEERS]]
     near = _most_similar(sim, SECTION_PEERS)
     pos = np.sort(np.concatenate([same, near, [best]]))
-    pos = pos[np.concatenate([[True], pos[1:] != pos[:-1]])]  # np.union1d would import numpy.ma
-    codes = np.asarray(titles_of(pos))
-    code = codes[pos == best][0]
-    if code < 0:
-        return False
-    mine = pos[codes == code]
-    if np.count_nonzero(times[mine] == when) > 1:
-        return True
-    dated = np.sort(times[mine][np.isfinite(times[mine])])
-    return bool(dated.shape[0] > 1 and (dated[1:] == dated[:-1]).any())
+    return pos[np.concatenate([[True], pos[1:] != pos[:-1]])]  # np.union1d would import numpy.ma
 
 
 def topic_floors(

@@ -182,3 +182,34 @@ def test_burst_best_matching_is_the_plain_top_k() -> None:
         plain = matching[np.argpartition(-sim[matching], k - 1)[:k]] if matching.shape[0] > k else matching
         assert sorted(got.tolist()) == sorted(plain.tolist())
     assert answered > 100 and declined > 10
+
+
+def test_an_as_of_pool_lowers_its_floors_once_and_ranks_as_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An as-of question judges the documents that exist at its date, whose best cosine or lead
+    can be under the one the first pool's floor was cut from: the second pool lowers that cut
+    (``_floor_cuts``) instead of giving up for the whole corpus, and ranks as the corpus does."""
+    floors: list[dict[str, float]] = []
+    real = core._floor_cuts
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        if got:
+            floors.append(got)
+        return got
+
+    monkeypatch.setattr(core, "_floor_cuts", spy)
+    for seed in range(40):
+        docs, vecs = _corpus(seed, 300, False, seed % 2 == 0)
+        idx = TemporalIndex(embedder=None)
+        idx.add(docs, vectors=vecs)
+        rng = np.random.default_rng(seed + 1)
+        q = rng.standard_normal(8).astype(np.float32)
+        a, b = rng.choice(WORDS[:24], size=2)
+        for query in (f"{a} {b} as of March 2025", f"{a} as of 2024-06-01"):
+            for name, value in (("POOL_MIN_DOCS", 0), ("POOL_MIN_ROWS", 8), ("POOL_SHARE", 0.05), ("POOL_EXTRA", 4),
+                                ("VERSION_POOL", 8)):
+                monkeypatch.setattr(core, name, value)
+            pooled = idx.search(query, k=5, now=NOW, vector=q)
+            monkeypatch.setattr(core, "POOL_MIN_DOCS", 10**12)
+            assert _ranking(pooled) == _ranking(idx.search(query, k=5, now=NOW, vector=q))
+    assert floors  # the second pool's lower floors were taken (and proved) at least once

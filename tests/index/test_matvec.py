@@ -30,6 +30,27 @@ def test_large_matrix_is_the_per_row_dot_to_the_bit() -> None:
     np.testing.assert_allclose(out, v @ q, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("weight", [0.3, 1.0, 2.0 / 3.0])
+def test_the_dense_term_made_in_the_chunks_is_the_fused_one_to_the_bit(weight: float) -> None:
+    """``_MatVec.start(weight=w)``: each chunk's cosines clipped and weighted in float64 as they
+    are computed -- what ``_fuse`` does over the whole array, element by element."""
+    v, q = _matrix(5003, 3)
+    begun = _MatVec().start(v, q, weight)
+    assert begun.part() is None  # not before the cosines are done
+    begun = _MatVec().start(v, q, weight)
+    out = begun()
+    part = begun.part()
+    assert part is not None and part[0] == weight
+    assert np.array_equal(part[1], np.multiply(np.clip(np.vecdot(v, q), 0.0, 1.0), weight, dtype=np.float64))
+    assert begun.part() is None  # handed out once: _fuse adds the keywords to it in place
+    cfg = IndexConfig(dense_weight=weight)
+    kw = np.where(np.arange(5003) % 7 == 0, np.arange(5003, dtype=np.float32) / 5003, np.float32(0))
+    signals = {"dense": out, "bm25": kw}
+    again = _MatVec().start(v, q, weight)
+    again()
+    assert np.array_equal(_fuse(signals, cfg, again.part()), _fuse(signals, cfg))
+
+
 def test_a_worker_that_never_runs_leaves_every_chunk_to_the_caller() -> None:
     v, q = _matrix(1000, 2)
     never = _MatVec()
@@ -163,14 +184,16 @@ def test_a_narrow_filter_scores_its_rows_as_the_whole_mat_vec_would(monkeypatch:
 
 def test_the_mat_vec_begun_before_the_question_is_read_ranks_as_the_one_after(monkeypatch: pytest.MonkeyPatch) -> None:
     """A vector given with the index's own configuration over every row: the cosines are begun
-    before the question is parsed (``TemporalIndex._early_dense``); the same search with a
-    per-call configuration (the same values) computes them at the usual point. Same ranking."""
+    before the question is parsed (``TemporalIndex._early_dense``), the fused similarity's
+    dense term made in their chunks (``_MatVec.start(weight=...)``); the same search with a
+    per-call configuration (the same values) computes both at the usual point. Same ranking,
+    the same fused similarity to the bit."""
     from chronorank.index import TemporalIndex, core
 
     monkeypatch.setattr(core, "SMALL_MATVEC", 1)  # every matrix is "large": the two-thread path
     begun: list[int] = []
     real = core._cosines_start
-    monkeypatch.setattr(core, "_cosines_start", lambda v, q: begun.append(v.shape[0]) or real(v, q))
+    monkeypatch.setattr(core, "_cosines_start", lambda v, q, *w: begun.append(v.shape[0]) or real(v, q, *w))
     rng = np.random.default_rng(11)
     n = 300
     docs = [{"id": f"d{i}", "text": f"beta w{i % 11} release {i % 5}", "date": 1.7e9 - 86400.0 * i,
@@ -184,5 +207,6 @@ def test_the_mat_vec_begun_before_the_question_is_read_ranks_as_the_one_after(mo
     assert begun == [n, n]
     assert early.ids == usual.ids and len(early.ids) == 10
     assert np.array_equal(early.signals["dense"], usual.signals["dense"]) and np.array_equal(early.score, usual.score)
+    assert np.array_equal(early.meta["raw_similarity"], usual.meta["raw_similarity"])
     with pytest.raises(Exception, match="vector"):
         idx.search("latest beta release", k=10, now=1.7e9, vector=np.zeros(DIM, dtype=np.float32))

@@ -12,7 +12,7 @@ import pytest
 from cli_support import corpus_fixtures, search_ids
 
 from chronorank.index import TemporalIndex
-from chronorank.ranking import SECTION_PEERS, flatten_margin, sectioned
+from chronorank.ranking import SECTION_PEERS, flatten_margin, section_peers, sectioned
 
 NOW = "2025-09-01"
 
@@ -101,11 +101,19 @@ def test_sectioned_reads_the_most_similar_of_a_large_corpus(seed):
         return np.zeros(pos.shape[0], dtype=np.int64)  # one title: sectioned iff two share a date
 
     assert not sectioned(of, times, sim)
-    got = read[0]
+    assert not read  # every peer has a date of its own: no title is read
     best = int(np.argmax(sim))
     finite = np.flatnonzero(~np.isnan(sim))
     order = finite[np.lexsort((finite, -sim[finite]))][:SECTION_PEERS]  # highest first, ties by position
-    assert np.array_equal(got, np.union1d(order, [best]))
+    peers = np.union1d(order, [best])
+    assert np.array_equal(section_peers(times, sim), peers)
+    # two peers that share a date: their titles are read, with the best match's
+    a, b = (int(x) for x in peers[peers != best][:2])
+    times[b] = times[a]
+    assert sectioned(of, times, sim)
+    assert np.array_equal(read[0], np.sort([a, b, best]))
+    read.clear()
+    assert not sectioned(lambda pos: (pos != best).astype(np.int64), times, sim)  # not the best's title
 
 
 def test_flatten_margin_ties_the_near_tier_only():

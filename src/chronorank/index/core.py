@@ -14,9 +14,7 @@ once at its start, so it sees either the old state or the new one, never a mix.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import itertools
 import math
 import os
 import threading
@@ -393,7 +391,9 @@ class TemporalIndex:
         signals = self._signals(snap, spelled, vector, cfg, few, keywords=kw_text,
                                 lead_keywords=name_numbers(kw_text, intent.lang or "en"),
                                 early=early if rows is None else None)
-        cols = _Columns.of(snap, signals, cfg, rows)
+        # the fused similarity's dense term, made with the cosines when they began early
+        cols = _Columns.of(snap, signals, cfg, rows,
+                           dense_part=early.part() if early is not None and rows is None else None)
         # the ranking's first stages (shape, burst) over every row, before any pool is chosen
         prep = prepare(cols.sim, cols.times, intent=intent, now=now_s, config=cfg.temporal_config(), rules=rules,
                        terms=terms, burst_cache=snap.derived if cols.rows is None else None,
@@ -435,7 +435,7 @@ class TemporalIndex:
     def _early_dense(
         self, snap: _Snapshot, vector: Any, config: Any, overrides: Mapping[str, Any], candidates: Any, ann: Any,
         flt: Any,
-    ) -> Callable[[], np.ndarray] | None:
+    ) -> _Begun | None:
         """The whole corpus's cosines begun before the question is read (``_MatVec.start``: the
         worker thread takes chunks while this one parses it and scores its keywords), when the
         call has decided them already: a vector given, this index's own configuration, every
@@ -450,7 +450,7 @@ class TemporalIndex:
             q = _as_matrix(vector, self.dim, "vector")[0]
         except InvalidInput:
             return None
-        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32))
+        return _cosines_start(vecs, np.ascontiguousarray(q, dtype=np.float32), _dense_term_weight(self.config))
 
     def _glued_names(self, snap: _Snapshot, topical: str) -> str:
         """``query_prep.glued_names`` with the whole corpus's document frequencies (BM25 idf)."""
@@ -633,7 +633,7 @@ class TemporalIndex:
     def _signals(
         self, snap: _Snapshot, topical: str, vector: Any, cfg: IndexConfig, rows: np.ndarray | None = None,
         keywords: str | None = None, lead_keywords: str | None = None,
-        early: Callable[[], np.ndarray] | None = None,
+        early: _Begun | None = None,
     ) -> dict[str, np.ndarray]:
         """Similarity signals for every document, or only ``rows`` for the dense one (the
         mat-vec is the cost an ANN pool or a narrow filter saves; BM25 stays whole-corpus and
@@ -905,9 +905,12 @@ class _Columns:
         return int(self.sim.shape[0])
 
     @classmethod
-    def of(cls, snap: _Snapshot, signals: dict[str, np.ndarray], cfg: IndexConfig, rows: np.ndarray | None) -> _Columns:
+    def of(
+        cls, snap: _Snapshot, signals: dict[str, np.ndarray], cfg: IndexConfig, rows: np.ndarray | None,
+        dense_part: tuple[float, np.ndarray] | None = None,
+    ) -> _Columns:
         """The whole corpus's columns, or those of ``rows`` (a dense signal of the ANN pool is
-        already cut to it)."""
+        already cut to it); ``dense_part``: ``_fuse``'s dense term made already (every row)."""
         times = snap.time_column(cfg.time_field)
         vf = snap.times[2]
         vt = snap.times[3]
@@ -918,14 +921,18 @@ class _Columns:
             times, vf, vt = times[rows], vf[rows], vt[rows]
             groups = None if groups is None else groups[rows]
             ids = _RowIds(snap.ids, rows)  # looked up when an explanation names one
-        return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg), times=times, vf=vf, vt=vt,
+        return cls(rows=rows, ids=ids, signals=signals, sim=_fuse(signals, cfg, dense_part if rows is None else None),
+                   times=times, vf=vf, vt=vt,
                    groups=groups, has_vf=snap.has_column(2), has_vt=snap.has_column(3))
 
     def pooled(self, snap: _Snapshot, rows: np.ndarray) -> _Columns:
-        """The whole corpus's columns at a pool's ``rows`` (``_exact_pool``)."""
+        """The whole corpus's columns at a pool's ``rows`` (``_exact_pool``); a validity column
+        nobody set stays unread (all NaN: a view of one)."""
+        unset = np.broadcast_to(np.float64(np.nan), rows.shape)
         return dataclasses.replace(
             self, rows=rows, ids=_RowIds(snap.ids, rows), sim=self.sim[rows], times=self.times[rows],
-            vf=self.vf[rows], vt=self.vt[rows], signals={name: v[rows] for name, v in self.signals.items()},
+            vf=self.vf[rows] if self.has_vf else unset, vt=self.vt[rows] if self.has_vt else unset,
+            signals={name: v[rows] for name, v in self.signals.items()},
         )
 
 
@@ -992,8 +999,9 @@ class _Scored:
 def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, np.ndarray, _Pooled | None]:
     """Score the rows and cut the best k. A large corpus is scored over a pool that provably
     holds the best k (``_exact_pool``); when ``_pool_holds`` cannot prove it, once a pool wide
-    enough for the unproven anchors (``_anchor_cut``), then every row. Returns the scored rows,
-    the positions of the best k among them and the pool (None: every row)."""
+    enough for the unproven anchors (``_anchor_cut``) or cut at the judging documents' floors
+    (``_floor_cuts``), then every row. Returns the scored rows, the positions of the best k
+    among them and the pool (None: every row)."""
     cfg, tplan = q.cfg, q.plan
     sel = None if cols.rows is not None else _exact_pool(
         snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
@@ -1004,12 +1012,14 @@ def _exact_search(snap: _Snapshot, cols: _Columns, q: _Query) -> tuple[_Scored, 
         if sel is None or _pool_holds(sel, scored.res, scored.on_topic, scored.versions, scored.raw_sim,
                                       scored.signals, cfg, q.cut if q.calibrated else None):
             return scored, top, sel
-        # once, a pool wide enough for the anchors it could not prove; then the whole corpus
+        # once, a pool wide enough for the anchors it could not prove, or for the floors of the
+        # documents that exist at an as-of date; then the whole corpus
         lower = None if sel.widened else _anchor_cut(
             sel, scored.res, scored.on_topic, scored.sim, cfg, tplan.config.relative_recency, q.flatten)
-        sel = None if lower is None else _exact_pool(
+        floors = None if sel.widened else _floor_cuts(sel, scored.res, scored.signals, cfg)
+        sel = None if lower is None and floors is None else _exact_pool(
             snap, cols.signals, cols.sim, cfg, tplan, q.intent, q.k, q.cut, q.event_row, q.flatten, cols.has_vf,
-            lower, calibrated=q.calibrated, prev=sel)
+            lower, calibrated=q.calibrated, prev=sel, floors=floors)
 
 
 def _position(row: int, rows: np.ndarray | None, n: int) -> int | None:
@@ -1311,13 +1321,21 @@ class _MatVec:
     question and scores its keywords meanwhile: a gain only while the second core is free (100k
     documents, the mode queries of benchmarks/index_speed.py on the shared 2-core machine: one
     run 1.48x -> 1.33x of the bare mat-vec, a later one at higher load within its noise).
+    Each thread takes half of the chunks left at a time (64 in all), so the worker starts on half
+    of the rows in one call, and ``start`` waits (at most ``START_WAIT_S``) until it has them: a
+    worker thread needs the interpreter lock to wake and to take chunks, and the caller parsing
+    the question holds it for up to the switch interval (5 ms). 100k rows, the caller in Python
+    for 2 ms after ``start``: 7.6 ms to the cosines with 16 chunks taken one by one, 5.8 ms so
+    (5.4 ms with the caller asleep instead).
     """
 
-    CHUNKS = 16
+    CHUNKS = 64
+    START_WAIT_S = 0.001  # the worker took 88 us to hold its chunks (p50; p99 273 us, load 3 on 2 cores)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pool: Any = None
+        self._queued = 0  # calls handed to the worker and not done
         if hasattr(os, "register_at_fork"):
             # a forked child has no worker thread: its executor would queue every call's chunks
             os.register_at_fork(after_in_child=self._forget)
@@ -1325,31 +1343,48 @@ class _MatVec:
     def _forget(self) -> None:
         self._lock = threading.Lock()
         self._pool = None
+        self._queued = 0
 
     def __call__(self, vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
         return self.start(vectors, q)()
 
-    def start(self, vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+    def start(self, vectors: np.ndarray, q: np.ndarray, weight: float | None = None) -> _Begun:
         """Hand the chunks to the worker now; the returned call does the chunks left on the
-        calling thread and returns ``vectors @ q`` (the caller works on something else between)."""
+        calling thread and returns ``vectors @ q`` (the caller works on something else between).
+        ``weight``: each chunk's cosines also clipped to [0, 1] and multiplied by it in float64
+        as it is computed -- the dense term of ``_fuse``, element by element the same operations
+        (``_Begun.part``), made while the chunk is in cache and on both threads."""
         out = np.empty(vectors.shape[0], dtype=np.result_type(vectors.dtype, q.dtype))
-        step = -(-vectors.shape[0] // self.CHUNKS)
+        part = None if weight is None or out.dtype != np.float32 else np.empty(out.shape[0], dtype=np.float64)
+        w = 0.0 if weight is None else float(weight)
+        n = vectors.shape[0]
+        step = -(-n // self.CHUNKS)
         claim = threading.Lock()  # hands out the chunks
         busy = threading.Lock()  # held by the worker while it computes chunks of this call
-        taken = itertools.count()
+        first = [0]  # the first chunk not handed out yet
+        began = threading.Event()  # the worker holds its first chunks
 
         def work() -> None:
             while True:
                 with claim:
-                    i = next(taken)
-                if i >= self.CHUNKS:
+                    i = first[0]
+                    take = -(-(self.CHUNKS - i) // 2)  # half of what is left, at least one chunk
+                    first[0] = i + take
+                began.set()
+                if take <= 0:
                     return
-                a = i * step
-                np.vecdot(vectors[a:a + step], q, out=out[a:a + step])
+                a, b = i * step, min(n, (i + take) * step)
+                np.vecdot(vectors[a:b], q, out=out[a:b])
+                if part is not None:
+                    np.multiply(np.clip(out[a:b], 0.0, 1.0), w, out=part[a:b], dtype=np.float64)
 
         def worker() -> None:
-            with busy:
-                work()
+            try:
+                with busy:
+                    work()
+            finally:
+                with self._lock:
+                    self._queued -= 1
 
         def finish() -> np.ndarray:
             work()
@@ -1357,18 +1392,51 @@ class _MatVec:
                 pass
             return out
 
-        self._submit(worker)
-        return finish
+        if self._submit(worker):
+            # the worker needs the interpreter lock to start, and the caller's next steps (parsing
+            # the question) would hold it up to the switch interval: wait until the worker holds
+            # half of the rows, which it then computes without the lock
+            began.wait(self.START_WAIT_S)
+        return _Begun(finish, None if part is None else (w, part))
 
-    def _submit(self, fn: Callable[[], None]) -> None:
+    def _submit(self, fn: Callable[[], None]) -> bool:
+        """Queue ``fn`` for the worker; whether the worker was idle (nothing queued before it)."""
         with self._lock:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chronorank-matvec")
             pool = self._pool
-        with contextlib.suppress(RuntimeError):  # interpreter shutting down: the caller does every chunk
+            idle = self._queued == 0
+            self._queued += 1
+        try:
             pool.submit(fn)
+        except RuntimeError:  # interpreter shutting down: the caller does every chunk
+            with self._lock:
+                self._queued -= 1
+            return False
+        return idle
+
+
+class _Begun:
+    """A begun mat-vec (``_cosines_start``): called, it returns the cosines; ``part`` is then
+    ``(weight, clip(cosines, 0, 1) * weight)`` in float64 when the chunks made it (None
+    otherwise): ``_fuse`` takes it for its dense term, once (it adds the keywords in place)."""
+
+    __slots__ = ("_done", "_finish", "_part")
+
+    def __init__(self, finish: Callable[[], np.ndarray], part: tuple[float, np.ndarray] | None = None) -> None:
+        self._finish, self._part, self._done = finish, part, False
+
+    def __call__(self) -> np.ndarray:
+        out = self._finish()
+        self._done = True
+        return out
+
+    def part(self) -> tuple[float, np.ndarray] | None:
+        """The fused dense term, handed out once, once the cosines are done (None before)."""
+        part, self._part = self._part, None
+        return part if self._done else None
 
 
 _matvec = _MatVec()
@@ -1380,19 +1448,32 @@ def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     return _cosines_start(vectors, q)()
 
 
-def _cosines_start(vectors: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
+def _cosines_start(vectors: np.ndarray, q: np.ndarray, weight: float | None = None) -> _Begun:
     """:func:`_cosines` begun: a large matrix's chunks go to the worker at once, and the
-    returned call finishes them (the calling thread's keyword signals run in between)."""
+    returned call finishes them (the calling thread's keyword signals run in between).
+    ``weight``: the dense weight of a ``blend`` fusion with raw cosines, for ``_fuse``'s dense
+    term made in the chunks (``_MatVec.start``)."""
     vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
     if vecdot is None:
         out = np.einsum("ij,j->i", vectors, q) if vectors.size < SMALL_MATVEC else vectors @ q
-        return lambda: out
+        return _Begun(lambda: out)
     if vectors.size < SMALL_MATVEC:
-        return lambda: np.asarray(vecdot(vectors, q), dtype=np.float32)
-    return _matvec.start(vectors, q)
+        return _Begun(lambda: np.asarray(vecdot(vectors, q), dtype=np.float32))
+    return _matvec.start(vectors, q, weight)
 
 
-def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
+def _dense_term_weight(cfg: IndexConfig) -> float | None:
+    """The weight ``_fuse`` multiplies the clipped float32 cosines by, when it does (a blend of
+    raw cosines); None otherwise."""
+    return cfg.dense_weight if cfg.fusion != "rrf" and cfg.dense_scale != "max" and cfg.dense_weight > 0 else None
+
+
+def _fuse(
+    signals: Mapping[str, np.ndarray], cfg: IndexConfig, dense_part: tuple[float, np.ndarray] | None = None,
+) -> np.ndarray:
+    """The fused similarity. ``dense_part``: ``(weight, clip(dense, 0, 1) * weight)`` made
+    already (``_Begun.part``), taken for the dense term when the weight is this one's (and
+    then updated in place)."""
     dense = signals.get("dense")
     kw = signals.get("bm25")
     if cfg.fusion == "rrf":
@@ -1418,6 +1499,9 @@ def _fuse(signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> np.ndarray:
             if cfg.dense_scale == "max" and d.size and d.max() > 0:
                 np.divide(d, d.max(), out=d)  # on the same [0, 1] scale as max-normalised BM25
             sim = np.multiply(d, cfg.dense_weight, out=d)
+        elif (dense_part is not None and dense_part[0] == cfg.dense_weight
+              and dense_part[1].shape == dense.shape):
+            sim = dense_part[1]  # the same operations, made chunk by chunk with the cosines
         else:
             # the same values in fewer passes: clipped in float32 (0 and 1 are exact in both,
             # the widening is exact and keeps order), widened by the multiplication itself
@@ -1602,6 +1686,7 @@ def _exact_pool(
     snap: _Snapshot, signals: Mapping[str, np.ndarray], sim: np.ndarray, cfg: IndexConfig, tplan: TemporalPlan,
     intent: Intent, k: int, cut: float | None, event_row: int, flatten: bool, has_vf: bool,
     lower: float | None = None, calibrated: bool = False, prev: _Pooled | None = None,
+    floors: dict[str, float] | None = None,
 ) -> _Pooled | None:
     """The documents whose temporal scores an exact search needs, or None to score them all.
 
@@ -1619,7 +1704,8 @@ def _exact_pool(
     an anchor event, the ``linear`` / ``rrf`` combinations, undated documents under a
     missing-date policy that reads the others' weights. ``lower``: a lower similarity cut (a
     second, wider pool); ``prev``: the first pool, whose other cuts the second one reuses (the
-    same values: every cut but ``lower`` is the same for both)."""
+    same values: every cut but ``lower`` and ``floors`` is the same for both); ``floors``: lower
+    cuts of the dense cosine or the lead for the second pool (``_floor_cuts``)."""
     n = sim.shape[0]
     tcfg = tplan.config
     if (n < POOL_MIN_DOCS or cut is None or "bm25" not in signals or event_row >= 0 or snap.groups is not None
@@ -1636,6 +1722,12 @@ def _exact_pool(
         if not v > 0:
             return None
         mask = sim >= v
+        if floors:
+            cuts = {**cuts, **floors}
+            for name, c in floors.items():
+                col = signals[name]
+                hit = np.greater_equal(col, col.dtype.type(c))
+                extra = hit if extra is None else np.logical_or(extra, hit)  # the first pool's mask untouched
     else:
         top = float(sim.max())
         if not top > 0:  # NaN too: the whole corpus says which document is not finite
@@ -1734,8 +1826,8 @@ def _exact_pool(
         edge = _flatten_top(edge, cfg.topical_margin, cfg.tie_break)
     info = Pool(size=n, low=float(edge[1]), outside=float(edge[2]), newest=newest)
     need = max(int(k), VERSION_POOL if cfg.version_floor is not None else 0)
-    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top, widened=lower is not None,
-                   low=low, extra=extra)
+    return _Pooled(rows=rows, info=info, sim_cut=v, cut=cut, cuts=cuts, need=need, top=top,
+                   widened=prev is not None or lower is not None, low=low, extra=extra)
 
 
 def _best_under(x: np.ndarray, at_least: np.ndarray, below: float, initial: float) -> float | None:
@@ -1792,6 +1884,31 @@ def _pool_holds(
     if int(np.count_nonzero(on)) < sel.need:
         return False
     return res.unsure is None or not bool((res.unsure & on).any())
+
+
+def _floor_cuts(sel: _Pooled, res: Any, signals: Mapping[str, np.ndarray], cfg: IndexConfig) -> dict[str, float] | None:
+    """Lower cuts of the dense cosine and the lead for a second pool, when the first one's
+    failed ``_pool_holds`` on them but holds the best of them among the judging documents
+    (None when none did). The first pool's cut is the floor x about the ``POOL_EXTRA``-th best
+    of the whole corpus; an as-of question judges only the documents that exist at its date,
+    whose best can be lower (a cut of 0.1290 against a floor of 0.1278 there, 100k documents):
+    the cut that proves it is that floor, and the pool holds that best already, so every
+    document at or above it is all the second pool adds."""
+    live = res.keep
+    ref = live & ~res.not_yet_valid
+    if not ref.any():
+        return None
+    out: dict[str, float] = {}
+    for name, c in sel.cuts.items():
+        x = signals[name]
+        floor = cfg.topic_floor if name == "dense" else cfg.topic_lead_floor
+        best = float(np.max(x, where=ref, initial=-np.inf))
+        if floor is None or not best > 0 or not best >= c:
+            continue  # the best may be outside: only the whole corpus tells
+        want = float(_at_least(floor * best, x.dtype))
+        if c > want:
+            out[name] = want
+    return out or None
 
 
 def _strictly_before(asked: AskedVersions | None, below: bool) -> AskedVersions | None:
