@@ -151,8 +151,11 @@ def section_stores() -> dict[str, Any]:
     out: dict[str, Any] = {}
     docs = corpus()
     # Qdrant local mode only: the edge engine's HNSW lanes differ from one build to the next.
-    # The engine's own scoring (fallback='error'), as pg_rankings records it; the default
-    # ranking over the pool is held to the index's by tests/stores/test_store_rank_as_index.py
+    # The engine's own scoring (fallback='error'), as pg_rankings records it: its lanes' cuts
+    # among equal scores follow TIE_RULE (QdrantStore._settle_lanes), not local mode's numpy
+    # argsort, whose order among equal keys differs between CPUs. The default (client-side)
+    # scoring is not recorded here (its pool still takes the engine's order at a lane's cut);
+    # its ranking over the pool is held to the index's by tests/stores/test_store_rank_as_index.py
     for name, cfg in CONFIGS.items():
         store = QdrantStore(f"golden_{name}", embedder=HashingEmbedder(64), config=cfg, lanes=lanes(), fallback="error")
         try:

@@ -1005,13 +1005,16 @@ class PgVectorStore:
             for (lo, hi), (days, lim) in windows.items():
                 # a window of few rows: all of them from the btree, in exact distance order (the
                 # "+ 0.0" keeps the HNSW index out); else the HNSW walk, filtered
-                o = "(v.embedding <=> %(q)s) + 0.0" if (lo, hi) in by_btree else "v.embedding <=> %(q)s"
+                # an exact window cuts equal distances by TIE_RULE; the HNSW walk (approximate) cannot
+                exact = (lo, hi) in by_btree
+                o = "(v.embedding <=> %(q)s) + 0.0" if exact else "v.embedding <=> %(q)s"
+                ties = f", {_ties('v.')}" if exact else ""
                 parts.append((f"last_{days:g}d", f"SELECT v.doc, v.id, {o} AS o FROM {vt} v WHERE {flt} "
-                                                 f"AND v.t_start BETWEEN {_f(lo)} AND {_f(hi)} ORDER BY o LIMIT {lim}"))
+                                                 f"AND v.t_start BETWEEN {_f(lo)} AND {_f(hi)} ORDER BY o{ties} LIMIT {lim}"))
             if lanes.newest:
                 # t_start DESC (not -t_start): the btree on t_start serves it, read backwards
                 parts.append(("newest", f"SELECT v.doc, v.id, -v.t_start AS o FROM {vt} v WHERE {flt} "
-                                        f"AND v.t_start <= {_f(plan.newest_bound())} ORDER BY v.t_start DESC, v.id "
+                                        f"AND v.t_start <= {_f(plan.newest_bound())} ORDER BY v.t_start DESC, v.id COLLATE \"C\" "
                                         f"LIMIT {lanes.newest}"))
             if not parts:
                 raise InvalidInput("no lane is on for this query; enable Lanes(dense=...) or another lane.")

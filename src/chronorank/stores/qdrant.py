@@ -3,17 +3,18 @@ default: the probe and every pool member's cosine, BM25 and lead in one batched 
 :func:`chronorank.stores.results.client_score`), or temporal scoring inside Qdrant with a
 formula query over prefetch lanes (``fallback='error'``).
 
-The engine's scoring is one ``query_points`` request::
+The engine's scoring is two requests::
 
-    prefetch = [ rescore-by-dense( lanes ), rescore-by-bm25( lanes ), rescore-by-lead( lanes ) ]
-    lanes    = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
-    query    = FormulaQuery( score(sim($score[0], $score[1], $score[2]), decay(_start, _end)) )
+    1. lanes = dense top-N | bm25 top-N | dense top-N within the last 30/180 days | newest N
+       (batched, each one row past its limit: a lane cut among equal scores takes its rows by
+       TIE_RULE -- the newer first, undated last, then the smaller id -- never the engine's order)
+    2. prefetch = [ rescore-by-dense( pool ), rescore-by-bm25( pool ), rescore-by-lead( pool ) ]
+       query    = FormulaQuery( score(sim($score[0], $score[1], $score[2]), decay(_start, _end)) )
 
-Every lane carries the validity filter itself (qdrant-client#1372: local mode ignores a
-top-level ``query_filter`` on formula/fusion queries with prefetches). With ``diagnose=True``
-(default) a second, batched request lists each lane's ids so explanations can flag hits that
-came from a lane's edge; it also yields the BM25 maximum that normalises the keyword signal
-(without diagnostics a one-row BM25 query does that) and, with the lead on, the lead's maximum.
+where ``pool`` is the lanes' members by id. Every lane carries the validity filter itself. The
+first request also yields the BM25 maximum that normalises the keyword signal (from the keyword
+lane, else a one-row BM25 query) and, with the lead on, the lead's maximum; with
+``diagnose=True`` (default) explanations flag hits that came from a lane's edge.
 
 Vectors per point: ``dense`` (cosine), ``bm25`` (sparse, IDF modifier: the engine applies the
 body idf) and, from schema 2, ``lead`` (sparse, no modifier: BM25 over the first sentence or
@@ -530,10 +531,10 @@ class QdrantStore:
         named = self._lanes(plan, lanes, qvec, svec, base)
         if not named:
             return empty_ranking(query, intent, now_s, "qdrant")
-        probe, probed = self._probe_requests(named, svec, base, diagnose, plan, lvec)
         prefetch = [p for _, p in named]
         pool = sum(int(p.limit) for p in prefetch)
         if plan.client:
+            probe, probed = self._probe_requests(named, svec, base, diagnose, plan, lvec)
             # one batched request: the probe and the pool with every signal (and, after a
             # preparation request, the pool's vectors: the search stays at two requests)
             cand, max_bm25, max_lead, lane_ids = self._pool(
@@ -542,9 +543,15 @@ class QdrantStore:
             order, cand, res = client_score(plan, cand, max_bm25, int(k), max_lead)
             return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
                                  order=order, client_res=res, meta={"pool": pool, **meta}, max_lead=max_lead)
-        # request 1 (batched): lane ids for diagnostics, and the BM25 and lead maxima
-        max_bm25, max_lead, lane_ids = self._read_probe(
-            probed, self._call(self.client.query_batch_points, self.collection, requests=probe) if probe else [])
+        # request 1 (batched): every lane's members, cut by TIE_RULE, and the BM25 and lead maxima
+        members, max_bm25, max_lead, lane_ids, rounds = self._settle_lanes(named, svec, base, plan, lvec)
+        if rounds > 1:  # a lane's cut fell among equal scores: its tied rows asked for
+            meta["lane_tie_rounds"] = rounds - 1
+        if not members:
+            return empty_ranking(query, intent, now_s, "qdrant")
+        # the scorers read the pool by id: the lanes are not run again inside the engine (where
+        # a lane's cut would fall among equal scores in the engine's own order)
+        in_pool = m.Filter(must=[m.HasIdCondition(has_id=members)])
         rescorers: list[tuple[str, Any]] = []
         slots: dict[str, str] = {}
         for name, q, using, on in (
@@ -554,7 +561,7 @@ class QdrantStore:
         ):
             if q is not None and on:
                 slots[name] = f"$score[{len(rescorers)}]"
-                rescorers.append((name, m.Prefetch(prefetch=prefetch, query=q, using=using, filter=base, limit=pool)))
+                rescorers.append((name, m.Prefetch(query=q, using=using, filter=in_pool, limit=len(members))))
         if "lead" not in slots:
             lvec, max_lead = None, 0.0
         formula, defaults = self.formula(plan, max_bm25, slots, max_lead, lay=self._lay)
@@ -573,7 +580,7 @@ class QdrantStore:
                 break
             limit *= 2
         cand = self._candidates(res_pts, qvec, plan, max_bm25, lvec, max_lead)
-        cand.lane_ranks = [lane_ids.get(d, {}) for d in cand.ids]
+        cand.lane_ranks = [lane_ids.get(d, {}) if diagnose else {} for d in cand.ids]
         order = best_first(cand.score, np.arange(len(cand.ids)), cand.start, cand.ids)[:want]
         return build_ranking(plan, cand, query=query, max_bm25=max_bm25, lanes=lanes, store="qdrant",
                              order=order, meta={"pool": pool, **meta}, max_lead=max_lead)
@@ -715,6 +722,71 @@ class QdrantStore:
             reqs.append(m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=self._lay.id_payload()))
             names.append("_lead")
         return reqs, names
+
+    def _settle_lanes(
+        self, named: list[tuple[str, Any]], svec: Any, base: Any, plan: QueryPlan, lvec: Any = None,
+    ) -> tuple[list[Any], float, float, dict[str, dict[str, int]], int]:
+        """Every lane's members, as :data:`chronorank.types.TIE_RULE` cuts the lane, and the BM25
+        and lead maxima: (the pool's point ids, max_bm25, max_lead, id -> {lane: rank}, requests).
+
+        A lane's limit can fall among equal scores (equal dates, for the newest lane), and the
+        engine orders those its own way -- local mode sorts with numpy's unstable sort, whose
+        order among equal keys differs from one CPU to another -- so which documents entered the
+        pool depended on the machine. Each lane asks for one row past its limit, and again for
+        twice as many while the last row ties the limit-th, so every row tied at the cut comes
+        back; the members are the lane's best rows by its key (the score; the date for the
+        newest lane), equal keys by TIE_RULE (:func:`chronorank.types.best_first`: the newer
+        first, undated last, then the smaller id) -- the order PgVectorStore's lanes state in
+        SQL. One batched request, and one more a round only where a lane's cut is tied."""
+        m = _models()
+        keys = [k for k in (self._lay.id_key, self._lay.start_key) if k]
+        extra: list[tuple[str, Any]] = []
+        if svec is not None and plan.keyword_w > 0 and "keyword" not in dict(named):
+            extra.append(("_max", m.QueryRequest(query=svec, using=SPARSE, filter=base, limit=1, with_payload=keys)))
+        if lvec is not None and plan.lead_w > 0:
+            # the lead's maximum over the filtered collection (the body's comes from its lane)
+            extra.append(("_lead", m.QueryRequest(query=lvec, using=LEAD, filter=base, limit=1, with_payload=keys)))
+        ask = {name: int(p.limit) + 1 for name, p in named}
+        got: dict[str, list[Any]] = {}
+        pending = [name for name, _ in named]
+        maxima: dict[str, float] = {}
+        rounds = 0
+        while pending or extra:
+            rounds += 1
+            lanes = dict(named)
+            reqs = [m.QueryRequest(query=lanes[n].query, using=lanes[n].using, filter=lanes[n].filter, limit=ask[n],
+                                   with_payload=keys) for n in pending]
+            res = self._call(self.client.query_batch_points, self.collection, requests=reqs + [r for _, r in extra])
+            for (name, _), r in zip(extra, res[len(reqs):]):
+                maxima[name] = float(r.points[0].score) if r.points else 0.0
+            extra = []
+            again = []
+            for name, r in zip(pending, res):
+                got[name] = list(r.points)
+                lim = int(lanes[name].limit)
+                key = self._lane_key(name, got[name])
+                if len(got[name]) >= ask[name] and key[-1] == key[lim - 1]:  # the tie may go on past the last row
+                    ask[name] *= 2
+                    again.append(name)
+            pending = again
+        members: dict[Any, None] = {}
+        lists = []
+        for name, p in named:
+            pts = got[name]
+            ids = [self._lay.doc_id(x) for x in pts]
+            start = np.array([self._lay.times(x.payload or {})[0] for x in pts], dtype=np.float64)
+            order = best_first(self._lane_key(name, pts), np.arange(len(pts)), start, ids)[:int(p.limit)].tolist()
+            members.update(dict.fromkeys(pts[i].id for i in order))
+            lists.append((name, [ids[i] for i in order]))
+            if name == "keyword" and pts:
+                maxima["_max"] = float(pts[0].score)
+        return list(members), maxima.get("_max", 0.0), maxima.get("_lead", 0.0), merge_lane_ranks(lists), rounds
+
+    def _lane_key(self, name: str, pts: list[Any]) -> np.ndarray:
+        """What a lane ranks by: the score, or for the newest lane the date (NaN-free: it reads dated rows)."""
+        if name == "newest":
+            return np.array([self._lay.times(x.payload or {})[0] for x in pts], dtype=np.float64)
+        return np.array([float(x.score) for x in pts], dtype=np.float64)
 
     def _read_probe(self, names: list[str], results: list[Any]) -> tuple[float, float, dict[str, dict[str, int]]]:
         max_bm25 = max_lead = 0.0
