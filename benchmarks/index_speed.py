@@ -103,10 +103,18 @@ MODE_QUERIES = {
 MODE_FILTER = {"project": "p3"}
 
 
-def bench_modes(idx, n_queries: int, seed: int = 7) -> dict:  # noqa: ANN001
+#: The quiet before each timed call of ``bench_modes`` (longer than OpenBLAS's spin).
+MODE_PAUSE_S = 0.15
+
+
+def bench_modes(idx, n_queries: int, seed: int = 7, pause_s: float = MODE_PAUSE_S) -> dict:  # noqa: ANN001
     """Every intent mode's exact search, with and without a metadata filter, against the
     bare ``vectors @ q`` + argpartition top 10 timed straight after each search (the
-    shapes take turns, so every ratio is from the same stretch of the run)."""
+    shapes take turns, so every ratio is from the same stretch of the run). Each timed call,
+    ours and the bare one alike, starts after ``pause_s`` of quiet: OpenBLAS's worker threads
+    spin for about 0.1 s after a threaded gemv (its THREAD_TIMEOUT), so without the pause the
+    bare mat-vec would take a core from the two-thread search timed after it, and not the
+    other way round."""
     from chronorank.index.version_conflict import LeadMemo
     from chronorank.intent import parse as parse_intent
 
@@ -137,14 +145,16 @@ def bench_modes(idx, n_queries: int, seed: int = 7) -> dict:  # noqa: ANN001
     for i in range(n_queries):
         for sh in shapes:
             text, q = sets[sh][i]
+            time.sleep(pause_s)
             t0 = time.perf_counter()
             idx.search(text, k=10, now=NOW, vector=q, filter=MODE_FILTER if sh[1] else None)
             lat[sh].append(1000 * (time.perf_counter() - t0))
+            time.sleep(pause_s)
             t0 = time.perf_counter()
             b = vectors @ q
             np.argpartition(-b, 9)[:10]
             bare[sh].append(1000 * (time.perf_counter() - t0))
-    out: dict = {"queries_per_shape": n_queries, "filter": MODE_FILTER, "shapes": {}}
+    out: dict = {"queries_per_shape": n_queries, "filter": MODE_FILTER, "pause_s": pause_s, "shapes": {}}
     for mode, flt in shapes:
         name = f"{mode}{'+filter' if flt else ''}"
         p50, b50 = _pct(lat[(mode, flt)], 50), _pct(bare[(mode, flt)], 50)
