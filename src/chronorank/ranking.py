@@ -21,7 +21,8 @@ meets them:
    measured within them (:func:`term_facet`: read word by word when the keyword score is a slope);
    on a page in sections (:func:`sectioned`), ``section chain``: :func:`section_chain` -- the best
    match's section (its versions) ranks first -- and ``in force``: :func:`in_force_first` -- its
-   version in force at the asked instant (:func:`asked_instant`) leads it;
+   version in force at the asked instant (:func:`asked_instant`) leads it, or for "since X" the
+   state now and the first change after X (:func:`chain_picks`, :func:`lead_chain`);
 7. ``versions``: :func:`first_versions` + :func:`chronorank.temporal.versions_first` -- the
    first hit's other versions (and the anchor event's page) stay above pages much less similar;
 8. ``across the boundary``: :func:`open_side`, :func:`across_boundary` -- a before / after
@@ -99,6 +100,8 @@ __all__ = [
     "flatten_margin",
     "flatten_top",
     "in_force_first",
+    "chain_picks",
+    "lead_chain",
     "lead_cut",
     "may_be_current",
     "key_codes",
@@ -1198,6 +1201,41 @@ def in_force_first(
     return out, j
 
 
+def chain_picks(chain: np.ndarray, start: np.ndarray, live: np.ndarray, intent: Intent, now: float) -> list[int]:
+    """The versions of a section (``chain``) a since / after question asks for, in the order
+    they lead it: the state now (the newest version started by ``now``) and the first change
+    after the boundary (:func:`open_side`) -- "since X" asks for the changes after X, and both
+    answer it; the versions before X, such as the one in force at it, follow. Empty for any
+    other question (:func:`in_force_first` then decides by one instant)."""
+    side = open_side(intent)
+    if side is None or side[0] != "after":
+        return []
+    with np.errstate(invalid="ignore"):
+        mine = np.flatnonzero(chain & live & (start <= now))  # NaN (undated) is never in force
+    if mine.size < 2:
+        return []
+    order = mine[np.argsort(start[mine], kind="stable")]
+    after = np.flatnonzero(start[order] >= side[1])
+    picks = [int(order[-1])]
+    if after.size and int(order[after[0]]) != picks[0]:
+        picks.append(int(order[after[0]]))
+    return picks
+
+
+def lead_chain(score: np.ndarray, chain: np.ndarray, live: np.ndarray, picks: Sequence[int]) -> np.ndarray | None:
+    """``picks`` (positions of ``chain``) rank first of its versions in that order, the others
+    keeping theirs; None when they lead in that order already."""
+    mine = chain & live
+    top = float(np.max(score, where=mine, initial=-np.inf))
+    out = np.array(score, dtype=np.float64, copy=True)
+    level = top
+    for j in reversed(picks):
+        level = np.nextafter(level, np.inf)
+        out[j] = level
+    order = [int(j) for j in np.argsort(-score, kind="stable") if mine[j]][: len(picks)]
+    return None if order == list(picks) else out
+
+
 def first_versions(
     score: np.ndarray, live: np.ndarray, on_topic: np.ndarray, version_floor: float | None, *,
     groups: np.ndarray | None = None, keys: Callable[[np.ndarray], Sequence[str]] | None = None,
@@ -1587,6 +1625,7 @@ def rank(
                 score, facet = got
                 stages.append("facet")
                 decide = _once(functools.partial(_with_facet, decide, sig["bm25"], facet))
+    chain_led = False
     # 6b. section chain: on a page in sections, the best match's section first
     if prep.sections and sections is not None and n:
         chain = section_chain(raw_sim, np.ones(n, dtype=bool) if live is None else live, sections, texts_of)
@@ -1594,11 +1633,19 @@ def rank(
             score = rank_first(score, chain, keep)
             on_topic = chain
             stages.append("section chain")
-            instant = asked_instant(intent, now)
-            moved_first = None if instant is None else in_force_first(score, chain, res.start, keep, instant)
-            if moved_first is not None:
-                score = moved_first[0]
-                stages.append("in force")
+            picks = chain_picks(chain, res.start, keep, intent, now)
+            chain_led = bool(picks)  # the section's own versions answer; no lift across the boundary
+            if picks:
+                led = lead_chain(score, chain, keep, picks)
+                if led is not None:
+                    score = led
+                    stages.append("in force")
+            else:
+                instant = asked_instant(intent, now)
+                moved_first = None if instant is None else in_force_first(score, chain, res.start, keep, instant)
+                if moved_first is not None:
+                    score = moved_first[0]
+                    stages.append("in force")
     if on_topic is not None and rules.version_floor is not None:
         # 7. versions: the first hit's (and the anchor event's page) stay above much less similar pages
         vec = vectors if vectors is None or callable(vectors) else (lambda pos: vectors[pos])  # type: ignore[index]
@@ -1613,7 +1660,7 @@ def rank(
         bad = None if conflicts is None else conflicts(score, keep, mine, on_topic)
         # 8. across the boundary: never to a version the question's own versions rule out
         side = open_side(intent)
-        if side is not None and mine is not None:
+        if side is not None and mine is not None and not chain_led:
             lifted = across_boundary(score, mine if bad is None else mine & ~bad, mine, raw_sim,
                                      keep & ~res.not_yet_valid, on_topic, res.start, keep, *side)
             if lifted is not None:
