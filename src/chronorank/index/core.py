@@ -416,7 +416,8 @@ class TemporalIndex:
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line, page_row=page_row,
                    asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None,
-                   facet_hits=self._facet_hits(snap, kw_text, intent.lang or "en"))
+                   # read by the facet stage of a recent question only (``ranking.rank``; the intent is final)
+                   facet_hits=self._facet_hits(snap, kw_text, intent.lang or "en") if intent.mode == "recent" else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
