@@ -197,7 +197,14 @@ def test_postings_scores_equal_the_built_matrix_to_the_bit(docs, chunks, params)
     for terms in ([0], [1, 2, 2, 5], list(range(n_terms))):
         assert np.array_equal(post.scores(terms), ref.scores(terms))
         assert np.array_equal(post.scores(terms, idf_power=0.5), ref.scores(terms, idf_power=0.5))
+    # holds: each term's score above 0 at some rows (any order, repeats), from the postings alone
+    rows = np.array([len(docs) - 1, 0, *range(0, len(docs), 2), 0], dtype=np.int64)
+    terms = np.array([0, n_terms - 1, *range(n_terms), n_terms + 3, -1], dtype=np.int64)
+    want = np.stack([ref.scores([t])[rows] > 0 for t in terms.tolist()])
+    assert np.array_equal(post.holds(terms, rows), want)  # the segments (no matrix built yet)
+    assert np.array_equal(ref.holds(terms, rows), want)
     m = post.matrix()
+    assert np.array_equal(post.holds(terms, rows), want)  # through the matrix
     assert np.array_equal(m.indptr, ref.indptr) and np.array_equal(m.indices, ref.indices)
     assert np.array_equal(m.data, ref.data)
     # the postings solved from the matrix's scores (the first append after a build or a

@@ -84,6 +84,30 @@ class Bm25Matrix:
                 out[rows] += c * self.data[a:b]
         return out
 
+    def holds(self, term_ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Per term (a row each) and per document of ``rows``: its column scores the document
+        above 0 -- ``scores([t])[rows] > 0`` for each term ``t``, read from the term's postings
+        at ``rows`` alone (a binary search in its ascending rows) instead of a score per document
+        of the corpus."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros((len(term_ids), rows.shape[0]), dtype=bool)
+        for j, t in enumerate(np.asarray(term_ids, dtype=np.int64).tolist()):
+            if not 0 <= t < self.n_terms:
+                continue
+            a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+            if a == b:
+                continue
+            col = self.indices[a:b]
+            at = _find(col, rows)
+            out[j] = (col[at] == rows) & (self.data[a:b][at] > 0)
+        return out
+
+
+def _find(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Where each of ``rows`` is or would go in a posting column's ascending rows, clipped to
+    its last entry (searched with keys of the column's dtype: no conversion of the column)."""
+    return np.minimum(np.searchsorted(col, rows.astype(col.dtype)), col.shape[0] - 1)
+
 
 def encode_terms(
     docs_terms: Sequence[Sequence[str]], vocab: dict[str, int]
@@ -383,6 +407,29 @@ class Bm25Postings:
                     out[rows] += data
                 else:
                     out[rows] += c * data
+        return out
+
+    def holds(self, term_ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """As :meth:`Bm25Matrix.holds` (a document's postings sit in one segment)."""
+        m = self._matrix
+        if m is not None:
+            return m.holds(term_ids, rows)
+        rows = np.asarray(rows, dtype=np.int64)
+        ids = np.asarray(term_ids, dtype=np.int64)
+        out = np.zeros((ids.shape[0], rows.shape[0]), dtype=bool)
+        if self.total == 0:
+            return out
+        for j, t in enumerate(ids.tolist()):
+            if not 0 <= t < self.n_terms:
+                continue
+            i = float(self.idf(np.array([t], dtype=np.int64))[0])
+            for seg in self.segments:
+                col, tf = seg.column(t)
+                if col.shape[0] == 0:
+                    continue
+                at = _find(col, rows)
+                found = np.flatnonzero(col[at] == rows)
+                out[j, found] |= self._column(col[at[found]], tf[at[found]], i) > 0
         return out
 
     def matrix(self) -> Bm25Matrix:

@@ -416,7 +416,8 @@ class TemporalIndex:
         q = _Query(text=query, topical=topical, k=k, now=now_s, intent=intent, cfg=cfg, prep=prep,
                    event_row=event_row, anchor_line=anchor_line, page_row=page_row,
                    asked=_strictly_before(asked_versions(query, intent), below) if prep.cut is not None else None,
-                   facet_hits=self._facet_hits(snap, kw_text, intent.lang or "en"))
+                   # read by the facet stage of a recent question only (``ranking.rank``; the intent is final)
+                   facet_hits=self._facet_hits(snap, kw_text, intent.lang or "en") if intent.mode == "recent" else None)
         scored, top, sel = _exact_search(snap, cols, q)
         return self._ranking(snap, cols, q, scored, top, sel)
 
@@ -705,8 +706,8 @@ class TemporalIndex:
             return None
         body = snap.bm25(self.k1, self.b)
 
-        def hits(rows: np.ndarray) -> np.ndarray:  # a column per word: its postings, read once asked
-            return np.stack([body.scores(uniq[j:j + 1])[rows] > 0 for j in range(uniq.shape[0])])
+        def hits(rows: np.ndarray) -> np.ndarray:  # a row per word: its postings at ``rows``, read once asked
+            return body.holds(uniq, rows)
         return hits
 
     def _bm25(self, snap: _Snapshot, words: str, cfg: IndexConfig) -> np.ndarray:
@@ -1837,7 +1838,10 @@ def _best_under(x: np.ndarray, at_least: np.ndarray, below: float, initial: floa
     only when none of them is below ``below``."""
     if bool((x[at_least] < below).any()):
         return None
-    return float(np.max(x, where=x < below, initial=initial))
+    # the same maximum: a masked reduction reads element by element, np.where and a plain max
+    # are vectorised (~2x faster over 100k rows); ``initial`` fills the rows at or above ``below``
+    fill = x.dtype.type(initial)
+    return float(max(np.where(x < below, x, fill).max(), fill))
 
 
 def _pool_holds(

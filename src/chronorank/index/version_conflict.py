@@ -446,7 +446,11 @@ def conflicts(
         full = want >= m
         read = np.arange(m) if full else np.argpartition(-score, want - 1)[:want]
         if always and not full:
-            read = np.unique(np.concatenate([read, *always]))
+            # sorted and distinct, as np.unique of them (a mask: no sort, no numpy.ma import)
+            take = np.zeros(m, dtype=bool)
+            for x in (read, *always):
+                take[x] = True
+            read = np.flatnonzero(take)
         doc = read if rows is None else np.asarray(rows)[read]
         named, ok = _lead_compatible(snap, asked, lang, doc)
         bad = np.zeros(m, dtype=bool)
