@@ -1193,12 +1193,8 @@ def in_force_first(
     latest = float(start[pick].max())
     cand = pick[start[pick] == latest]
     j = int(cand[np.argmax(score[cand])])
-    top = float(np.max(score, where=mine, initial=-np.inf))
-    if score[j] >= top:
-        return None
-    out = np.array(score, dtype=np.float64, copy=True)
-    out[j] = np.nextafter(top, np.inf)
-    return out, j
+    out = lead_chain(score, chain, live, [j])
+    return None if out is None else (out, j)
 
 
 def chain_picks(chain: np.ndarray, start: np.ndarray, live: np.ndarray, intent: Intent, now: float) -> list[int]:
@@ -1225,15 +1221,18 @@ def chain_picks(chain: np.ndarray, start: np.ndarray, live: np.ndarray, intent: 
 def lead_chain(score: np.ndarray, chain: np.ndarray, live: np.ndarray, picks: Sequence[int]) -> np.ndarray | None:
     """``picks`` (positions of ``chain``) rank first of its versions in that order, the others
     keeping theirs; None when they lead in that order already."""
-    mine = chain & live
-    top = float(np.max(score, where=mine, initial=-np.inf))
+    mine = np.flatnonzero(chain & live)
+    if not mine.size:
+        return None
+    lead = mine[np.argsort(-score[mine], kind="stable")[: len(picks)]]
+    if lead.tolist() == list(picks):
+        return None
     out = np.array(score, dtype=np.float64, copy=True)
-    level = top
-    for j in reversed(picks):
+    level = float(score[mine].max())
+    for j in reversed(picks):  # the last pick just above the chain's best, each earlier one above it
         level = np.nextafter(level, np.inf)
         out[j] = level
-    order = [int(j) for j in np.argsort(-score, kind="stable") if mine[j]][: len(picks)]
-    return None if order == list(picks) else out
+    return out
 
 
 def first_versions(

@@ -794,15 +794,10 @@ def resolve_anchor(
     anchor = intent.anchor
     if anchor is None or intent.target is not None:
         return intent, ""
-
-
-    m = np.asarray(match, dtype=np.float64)
-    dated = ~np.isnan(start)
-    best = float(m[dated].max()) if dated.any() and m.size else 0.0
-    if best <= 0:
+    first = anchor_row(match, start, share)
+    if first < 0:
         return (replace(intent, mode="specific", time_sensitivity=min(intent.time_sensitivity, 0.05)),
                 f"{anchor.relation} {anchor.text!r}: no dated document names it, so time is off")
-    first = anchor_row(m, start, share)
     # an event is dated to its day: a page published that morning belongs to it, not before it
     t = math.floor(float(start[first]) / DAY) * DAY
     target = Interval(-math.inf, t) if anchor.relation == "before" else Interval(t, max(now, t))
